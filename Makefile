@@ -1,0 +1,43 @@
+# The two commands a new user types are `make run` and `make test`; both set up first.
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+# Delta JVM jars matching the pinned pyspark 4.1.x (gx-delta-catalog.md §3.3).
+DELTA_VERSION := 4.4.0
+SPARK_BINARY  := 4.1
+JARS_DIR      := .jars
+DELTA_JARS    := $(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar \
+                 $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar
+DEMO_DIR      ?= .demo/lake
+
+.PHONY: setup run test lint bench clean
+
+setup: $(STAMP) $(DELTA_JARS)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar:
+	mvn -q -B dependency:copy -Dartifact=io.delta:delta-spark_$(SPARK_BINARY)_2.13:$(DELTA_VERSION) -DoutputDirectory=$(JARS_DIR)
+
+$(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar:
+	mvn -q -B dependency:copy -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -DoutputDirectory=$(JARS_DIR)
+
+run: setup
+	@test -d $(DEMO_DIR)/orders || $(VENV)/bin/schemaguard demo $(DEMO_DIR)
+	$(VENV)/bin/schemaguard scan $(DEMO_DIR)/orders
+
+test: setup
+	$(VENV)/bin/ruff check src jobs tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pytest
+
+bench: setup
+	$(PY) bench/footer_scan.py
+
+clean:
+	rm -rf $(VENV) $(JARS_DIR) .demo .bench .warehouse

@@ -1,0 +1,1 @@
+"""schemaguard: a schema-change guard for Spark/Parquet data lakes."""

@@ -1,0 +1,85 @@
+"""A demo lake: `orders`, partitioned by `dt`, whose files hold four years' worth of habits
+compressed into 60 days: the changes real tables go through, and some junk files.
+
+  v1  dt 2024-01-01..15  id, customer, quantity int32, amount decimal(10,2), ts INT96 (Spark's default)
+  v2  dt 2024-01-16..30  + channel string (a column added later)
+  v3  dt 2024-01-31..02-14  ts INT64 timestamp_us_utc; amount decimal(12,2) (precision change)
+  v4  dt 2024-02-15..29  quantity int64 (a type widened)
+Junk: a zero-byte file, a truncated file, a text file, `_SUCCESS`, `_temporary/`, a `.crc` sidecar.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DAYS = 60
+FILES_PER_DAY = 2
+ROWS_PER_FILE = 50
+START = date(2024, 1, 1)
+
+
+def _schema(day: int) -> pa.Schema:
+    fields = [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("customer", pa.string()),
+        pa.field("quantity", pa.int64() if day >= 45 else pa.int32()),
+        pa.field("amount", pa.decimal128(12, 2) if day >= 30 else pa.decimal128(10, 2)),
+        pa.field("ts", pa.timestamp("us", tz="UTC") if day >= 30 else pa.timestamp("ns")),
+    ]
+    if day >= 15:
+        fields.append(pa.field("channel", pa.string()))
+    return pa.schema(fields)
+
+
+def _table(day: int, part: int) -> pa.Table:
+    schema = _schema(day)
+    base = (day * FILES_PER_DAY + part) * ROWS_PER_FILE
+    when = datetime.combine(START + timedelta(days=day), datetime.min.time(), UTC)
+    columns: dict[str, list[object]] = {
+        "id": [base + i for i in range(ROWS_PER_FILE)],
+        "customer": [f"c{(base + i) % 97:03d}" for i in range(ROWS_PER_FILE)],
+        "quantity": [1 + (base + i) % 9 for i in range(ROWS_PER_FILE)],
+        "amount": [Decimal(f"{(base + i) % 5000}.{i % 100:02d}") for i in range(ROWS_PER_FILE)],
+        "ts": [when + timedelta(minutes=7 * i) for i in range(ROWS_PER_FILE)],
+        "channel": [("web", "app", "store")[i % 3] for i in range(ROWS_PER_FILE)],
+    }
+    if schema.field("ts").type.tz is None:  # INT96 files hold naive wall time, as Spark wrote them
+        columns["ts"] = [t.replace(tzinfo=None) for t in columns["ts"]]  # type: ignore[attr-defined]
+    return pa.table({f.name: pa.array(columns[f.name], f.type) for f in schema}, schema=schema)
+
+
+def build_demo_lake(directory: Path) -> Path:
+    """Write the lake under `directory` and return the table path. Refuses to overwrite."""
+    table_dir = directory / "orders"
+    if table_dir.exists():
+        raise FileExistsError(f"{table_dir} already exists; pick another directory or remove it")
+    rng = uuid.UUID(int=2024)
+    for day in range(DAYS):
+        part_dir = table_dir / f"dt={START + timedelta(days=day)}"
+        part_dir.mkdir(parents=True)
+        for part in range(FILES_PER_DAY):
+            name = f"part-{part:05d}-{uuid.uuid5(rng, f'{day}-{part}')}.c000.snappy.parquet"
+            pq.write_table(_table(day, part), part_dir / name,
+                           use_deprecated_int96_timestamps=day < 30)
+    _add_junk(table_dir)
+    return table_dir
+
+
+def _add_junk(table_dir: Path) -> None:
+    day = table_dir / f"dt={START + timedelta(days=40)}"
+    (day / "part-00099-zero.c000.snappy.parquet").write_bytes(b"")
+    good = next(day.glob("part-00000-*.parquet")).read_bytes()
+    (day / "part-00098-truncated.c000.snappy.parquet").write_bytes(good[: len(good) // 2])
+    (day / "README.txt").write_text("exported by hand, do not delete\n")
+    (table_dir / "_SUCCESS").write_bytes(b"")
+    temp = table_dir / "_temporary" / "0"
+    temp.mkdir(parents=True)
+    (temp / "part-00000-attempt.parquet").write_bytes(good)
+    first = next(day.glob("part-00001-*.parquet"))
+    (day / f".{first.name}.crc").write_bytes(b"crc\x00\x00\x00\x02\x00" + b"\x00" * 4)  # stale

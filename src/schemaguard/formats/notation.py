@@ -1,0 +1,256 @@
+"""The neutral JSON notation of DESIGN.md, read and written losslessly.
+
+Writing always spells a field the same way (`name`, `id`, `type`, `nullable`, then `default`,
+`aliases`, `metadata` only when present), so notation -> model -> notation is the identity on
+canonical documents and model -> notation -> model is the identity on every model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from schemaguard.model import (
+    TIME_UNITS,
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DecimalType,
+    EnumType,
+    Field,
+    FixedType,
+    FloatType,
+    Int96Type,
+    IntType,
+    JsonType,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    StringType,
+    StructType,
+    TimestampType,
+    TimeType,
+    TimeUnit,
+    UuidType,
+    canonical_json,
+)
+
+
+class NotationError(ValueError):
+    """A document that is not valid notation; the message names the place inside it."""
+
+
+_SIMPLE: dict[str, PrimitiveType] = {
+    "boolean": BooleanType(),
+    "float16": FloatType(16),
+    "float": FloatType(32),
+    "double": FloatType(64),
+    "string": StringType(),
+    "binary": BinaryType(),
+    "uuid": UuidType(),
+    "json": JsonType(),
+    "date": DateType(),
+    "timestamp_int96": Int96Type(),
+}
+for _bits in (8, 16, 32, 64):
+    _SIMPLE[f"int{_bits}"] = IntType(_bits, True)
+    _SIMPLE[f"uint{_bits}"] = IntType(_bits, False)
+for _unit in TIME_UNITS:
+    _SIMPLE[f"time_{_unit}"] = TimeType(_unit)
+    _SIMPLE[f"timestamp_{_unit}_utc"] = TimestampType(_unit, True)
+    _SIMPLE[f"timestamp_{_unit}_local"] = TimestampType(_unit, False)
+_NAMES: dict[PrimitiveType, str] = {t: n for n, t in _SIMPLE.items()}
+
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_FIXED = re.compile(r"fixed\(\s*(\d+)\s*\)")
+
+
+def type_name(t: PrimitiveType) -> str:
+    """The notation spelling of a primitive type (`decimal(12,2)`, `timestamp_us_utc`, ...)."""
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision},{t.scale})"
+    if isinstance(t, FixedType):
+        return f"fixed({t.length})"
+    name = _NAMES.get(t)
+    if name is None:
+        raise NotationError(f"no notation for type {t!r}")
+    return name
+
+
+def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
+    if text in _SIMPLE:
+        return _SIMPLE[text]
+    if m := _DECIMAL.fullmatch(text):
+        precision, scale = int(m[1]), int(m[2])
+        if not 1 <= precision or scale > precision:
+            raise NotationError(f"{where}: decimal({precision},{scale}) needs 1 <= scale <= precision")
+        return DecimalType(precision, scale)
+    if m := _FIXED.fullmatch(text):
+        return FixedType(int(m[1]))
+    raise NotationError(f"{where}: unknown type {text!r}")
+
+
+def describe(t: DataType) -> str:
+    """A short one-line spelling of any type, for messages and tables."""
+    if isinstance(t, StructType):
+        return "struct<" + ",".join(f"{f.name}:{describe(f.type)}" for f in t.fields) + ">"
+    if isinstance(t, ListType):
+        return f"list<{describe(t.element)}>"
+    if isinstance(t, MapType):
+        return f"map<{describe(t.key)},{describe(t.value)}>"
+    if isinstance(t, EnumType):
+        return "enum<" + ",".join(t.symbols) + ">" if t.symbols else "enum"
+    return type_name(t)
+
+
+# ---------------------------------------------------------------------------------------------
+# model -> notation
+
+
+def type_to_notation(t: DataType) -> Any:
+    if isinstance(t, StructType):
+        return {"struct": [field_to_notation(f) for f in t.fields]}
+    if isinstance(t, ListType):
+        return {"list": type_to_notation(t.element), "element_nullable": t.element_nullable}
+    if isinstance(t, MapType):
+        return {
+            "map": [type_to_notation(t.key), type_to_notation(t.value)],
+            "value_nullable": t.value_nullable,
+        }
+    if isinstance(t, EnumType):
+        doc: dict[str, Any] = {"enum": list(t.symbols)}
+        if t.default is not None:
+            doc["default"] = t.default
+        return doc
+    return type_name(t)
+
+
+def field_to_notation(f: Field) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": f.name,
+        "id": f.id,
+        "type": type_to_notation(f.type),
+        "nullable": f.nullable,
+    }
+    if f.default_json is not None:
+        doc["default"] = json.loads(f.default_json)
+    if f.aliases:
+        doc["aliases"] = list(f.aliases)
+    if f.metadata:
+        doc["metadata"] = dict(f.metadata)
+    return doc
+
+
+def schema_to_notation(schema: Schema) -> dict[str, Any]:
+    return {"fields": [field_to_notation(f) for f in schema.fields]}
+
+
+def dumps(schema: Schema, indent: int | None = None) -> str:
+    return json.dumps(schema_to_notation(schema), indent=indent, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# notation -> model
+
+
+def _expect(cond: bool, where: str, message: str) -> None:
+    if not cond:
+        raise NotationError(f"{where}: {message}")
+
+
+def type_from_notation(doc: Any, where: str) -> DataType:
+    if isinstance(doc, str):
+        return parse_primitive(doc, where)
+    _expect(isinstance(doc, dict), where, f"a type is a string or an object, not {doc!r}")
+    if "struct" in doc:
+        _expect(isinstance(doc["struct"], list), where, "struct needs a list of fields")
+        return StructType(_fields_from_notation(doc["struct"], where))
+    if "list" in doc:
+        nullable = doc.get("element_nullable", False)
+        _expect(isinstance(nullable, bool), where, "element_nullable must be true or false")
+        return ListType(type_from_notation(doc["list"], where + "[]"), nullable)
+    if "map" in doc:
+        kv = doc["map"]
+        _expect(isinstance(kv, list) and len(kv) == 2, where, "map needs [key type, value type]")
+        nullable = doc.get("value_nullable", False)
+        _expect(isinstance(nullable, bool), where, "value_nullable must be true or false")
+        return MapType(
+            type_from_notation(kv[0], where + "{key}"),
+            type_from_notation(kv[1], where + "{value}"),
+            nullable,
+        )
+    if "enum" in doc:
+        symbols = doc["enum"]
+        _expect(
+            isinstance(symbols, list) and all(isinstance(s, str) for s in symbols),
+            where, "enum needs a list of symbol strings",
+        )
+        _expect(len(set(symbols)) == len(symbols), where, "enum symbols must be unique")
+        default = doc.get("default")
+        _expect(default is None or default in symbols, where,
+                f"enum default {default!r} is not one of its symbols")
+        return EnumType(tuple(symbols), default)
+    raise NotationError(f"{where}: unknown type object with keys {sorted(doc)}")
+
+
+_FIELD_KEYS = {"name", "id", "type", "nullable", "default", "aliases", "metadata"}
+
+
+def field_from_notation(doc: Any, where: str) -> Field:
+    _expect(isinstance(doc, dict), where, "a field is an object")
+    name = doc.get("name")
+    _expect(isinstance(name, str) and name != "", where, "field needs a non-empty string name")
+    here = f"{where}.{name}" if where else name
+    unknown = set(doc) - _FIELD_KEYS
+    _expect(not unknown, here, f"unknown field keys {sorted(unknown)}")
+    _expect("type" in doc, here, "field needs a type")
+    fid = doc.get("id")
+    _expect(fid is None or (isinstance(fid, int) and not isinstance(fid, bool)), here,
+            "id must be an integer or null")
+    nullable = doc.get("nullable", True)
+    _expect(isinstance(nullable, bool), here, "nullable must be true or false")
+    aliases = doc.get("aliases", [])
+    _expect(isinstance(aliases, list) and all(isinstance(a, str) for a in aliases), here,
+            "aliases must be a list of strings")
+    meta = doc.get("metadata", {})
+    _expect(isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values()), here,
+            "metadata must map strings to strings")
+    return Field(
+        name=name,
+        type=type_from_notation(doc["type"], here),
+        nullable=nullable,
+        id=fid,
+        default_json=canonical_json(doc["default"]) if "default" in doc else None,
+        aliases=tuple(aliases),
+        metadata=tuple(sorted(meta.items())),
+    )
+
+
+def _fields_from_notation(docs: list[Any], where: str) -> tuple[Field, ...]:
+    fields = tuple(field_from_notation(d, where) for d in docs)
+    names = [f.name for f in fields]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    _expect(not dupes, where or "schema", f"duplicate field names {dupes}")
+    return fields
+
+
+def schema_from_notation(doc: Any) -> Schema:
+    _expect(isinstance(doc, dict) and isinstance(doc.get("fields"), list), "schema",
+            'a schema is {"fields": [...]}')
+    return Schema(_fields_from_notation(doc["fields"], ""))
+
+
+def loads(text: str) -> Schema:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NotationError(f"not JSON: {e}") from e
+    return schema_from_notation(doc)
+
+
+def load(path: Path) -> Schema:
+    return loads(path.read_text(encoding="utf-8"))

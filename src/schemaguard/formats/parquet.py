@@ -1,0 +1,505 @@
+"""One Parquet footer -> one `FileFooter`, at the Parquet level (not the Arrow level).
+
+The schema part of a footer is parsed once per distinct footer schema (cached by pyarrow's
+printed schema tree, which holds every node's repetition, annotation and field id, plus Spark's
+schema from the key-value metadata); per file only the scalars and the statistics are read.
+That keeps the per-file cost close to pyarrow's own `read_metadata` (parquet-and-spark.md §4, §5).
+
+Group shapes follow the Parquet LIST/MAP backward-compatibility rules (LogicalTypes.md, "Nested
+Types"): the standard 3-level list, legacy 2-level lists (`array`, `<name>_tuple`, a repeated
+primitive, a repeated multi-field group), maps annotated MAP or MAP_KEY_VALUE, and bare repeated
+fields (a required list of required elements).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from schemaguard.formats.notation import schema_to_notation
+from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
+from schemaguard.model import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DecimalType,
+    EnumType,
+    Field,
+    FixedType,
+    FloatType,
+    Int96Type,
+    IntType,
+    JsonType,
+    ListType,
+    MapType,
+    Schema,
+    StringType,
+    StructType,
+    TimestampType,
+    TimeType,
+    TimeUnit,
+    UuidType,
+    canonical_json,
+)
+
+SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
+MAGIC = b"PAR1"
+ENCRYPTED_MAGIC = b"PARE"
+
+
+class UnreadableFile(Exception):
+    """A listed file whose footer cannot be read; `reason` says why in words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class ParquetColumn:
+    """What the footer says about one leaf column, beyond the model type."""
+
+    path: str  # model path, e.g. `items[].price`
+    parquet_path: tuple[str, ...]  # the Parquet node names, e.g. ("items", "list", "element", "price")
+    physical_type: str  # BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY
+    type_length: int | None  # FIXED_LEN_BYTE_ARRAY width
+    logical_type: str | None  # e.g. TIMESTAMP(MICROS,utc), DECIMAL(12,2), STRING, INT(16,signed)
+    converted_type: str | None  # legacy annotation, e.g. UTF8, TIMESTAMP_MICROS, DECIMAL
+    precision: int | None
+    scale: int | None
+    repetition: str  # REQUIRED, OPTIONAL, REPEATED
+    field_id: int | None
+    max_definition_level: int
+    max_repetition_level: int
+    container: str | None  # nearest list/map shape: list:3-level, list:2-level, map, map:MAP_KEY_VALUE, repeated
+
+
+class LeafStats(NamedTuple):
+    """Statistics of one leaf aggregated over row groups. `min`/`max` are physical values made
+    comparable: integers (also for dates, timestamps, times and unscaled decimals), floats,
+    booleans or bytes; `complete` is False when some row group lacked them."""
+
+    null_count: int | None
+    min: Any
+    max: Any
+    complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FooterSchema:
+    """The schema part of a footer, shared by every file with the same footer schema."""
+
+    schema: Schema
+    columns: tuple[ParquetColumn, ...]
+    spark_schema: Schema | None
+    spark_schema_json: str | None
+    spark_schema_error: str | None
+    fingerprint: str
+    stat_kinds: tuple[str, ...]  # per leaf, how to make raw min/max comparable (see _stat_kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class FileFooter:
+    path: str  # as given to the reader (absolute path or URI)
+    rel: str  # relative to the table root
+    partition: tuple[tuple[str, str | None], ...]
+    size: int
+    mtime: float | None
+    rows: int
+    row_groups: int
+    created_by: str | None
+    footer: FooterSchema
+    stats: tuple[LeafStats, ...]
+    kv_keys: tuple[str, ...]
+
+    @property
+    def schema(self) -> Schema:
+        return self.footer.schema
+
+    @property
+    def fingerprint(self) -> str:
+        return self.footer.fingerprint
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def read_footer(
+    path: str,
+    *,
+    rel: str | None = None,
+    filesystem: pafs.FileSystem | None = None,
+    size: int | None = None,
+    mtime: float | None = None,
+    partition: tuple[tuple[str, str | None], ...] = (),
+) -> FileFooter:
+    """Read one file's footer. Raises `UnreadableFile` with a reason a person understands."""
+    if size == 0:
+        raise UnreadableFile("zero-byte file (an unfinished or failed write)")
+    try:
+        md = pq.read_metadata(path, filesystem=filesystem)
+    except FileNotFoundError:
+        raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
+    except PermissionError:
+        raise UnreadableFile("cannot be opened: permission denied") from None
+    except (OSError, pa.ArrowException) as e:
+        raise UnreadableFile(_diagnose(path, filesystem, e)) from None
+    kv = md.metadata or {}
+    # str() starts with a repr line naming the object's address; the tree follows it.
+    printed = str(md.schema).partition("\n")[2]
+    footer = footer_schema(printed, kv.get(SPARK_SCHEMA_KEY), md.schema)
+    return FileFooter(
+        path=path,
+        rel=path if rel is None else rel,
+        partition=partition,
+        size=md.serialized_size if size is None else size,
+        mtime=mtime,
+        rows=md.num_rows,
+        row_groups=md.num_row_groups,
+        created_by=md.created_by,
+        footer=footer,
+        stats=_statistics(md, footer.stat_kinds),
+        kv_keys=tuple(k.decode("utf-8", "replace") for k in kv),
+    )
+
+
+def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -> str:
+    """Tell truncated files from non-Parquet files from corrupt footers by their magic bytes."""
+    try:
+        fs, p = (filesystem, path) if filesystem else pafs.FileSystem.from_uri(_as_uri(path))
+        with fs.open_input_file(p) as f:
+            n = f.size()
+            head = f.read_at(4, 0) if n >= 4 else b""
+            tail = f.read_at(4, n - 4) if n >= 8 else b""
+    except FileNotFoundError:
+        return "vanished: listed, but gone when its footer was read"
+    except (OSError, pa.ArrowException) as e:
+        return f"cannot be opened: {_first_line(e)}"
+    if n < 12:
+        return f"too small to be Parquet ({n} bytes)"
+    if tail == ENCRYPTED_MAGIC:
+        return "encrypted footer (PARE): cannot be read without its key"
+    if head != MAGIC and tail != MAGIC:
+        return "not a Parquet file (no PAR1 magic at head or tail)"
+    if head == MAGIC and tail != MAGIC:
+        return "truncated: starts as Parquet but has no footer (the write did not finish)"
+    return f"corrupt footer: {_first_line(error)}"
+
+
+def _as_uri(path: str) -> str:
+    return path if "://" in path else "file://" + path
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema part, parsed once per distinct (printed schema, Spark schema)
+
+
+# Bounded by the number of distinct footer schemas in a process, which is small even on huge lakes.
+_FOOTERS: dict[tuple[str, bytes | None], FooterSchema] = {}
+
+
+def footer_schema(printed: str, spark_json: bytes | None, pq_schema: pq.ParquetSchema) -> FooterSchema:
+    key = (printed, spark_json)
+    found = _FOOTERS.get(key)
+    if found is None:
+        found = _FOOTERS[key] = _parse_footer_schema(printed, spark_json, pq_schema)
+    return found
+
+
+def _parse_footer_schema(
+    printed: str, spark_json: bytes | None, pq_schema: pq.ParquetSchema
+) -> FooterSchema:
+    leaves = [pq_schema.column(i) for i in range(len(pq_schema))]
+    root = _parse_tree(printed, [c.name for c in leaves])
+    columns: list[ParquetColumn] = []
+    fields = tuple(_to_field(child, "", (), None, leaves, columns) for child in root.children)
+    schema = Schema(fields)
+    spark_schema = spark_error = spark_text = None
+    if spark_json is not None:
+        spark_text = spark_json.decode("utf-8", "replace")
+        try:
+            spark_schema = schema_from_spark_json(spark_text)
+        except SparkSchemaError as e:
+            spark_error = str(e)
+    ident = {
+        "schema": schema_to_notation(schema),
+        "columns": [_physical_key(c) for c in columns],
+        "spark": schema_to_notation(spark_schema) if spark_schema else spark_text,
+    }
+    digest = hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:16]
+    return FooterSchema(schema, tuple(columns), spark_schema, spark_text, spark_error, digest,
+                        _stat_kinds(columns))
+
+
+def _physical_key(c: ParquetColumn) -> list[Any]:
+    """What makes two leaves with the same model type differ on disk (backing, annotation, shape)."""
+    return [c.path, c.physical_type, c.type_length, c.logical_type, c.converted_type, c.container]
+
+
+@dataclass
+class _Node:
+    name: str
+    repetition: str
+    field_id: int | None
+    annotation: str | None
+    children: list[_Node]
+    leaf: int | None  # index into the footer's leaf columns
+
+
+_LINE = re.compile(
+    r"(?P<rep>required|optional|repeated) (?P<kind>group|\S+) field_id=(?P<id>-?\d+) (?P<rest>.*?)"
+    r"(?P<end> \{|;)"
+)
+# Group annotations pyarrow prints: a LogicalType name or a legacy ConvertedType name.
+_GROUP_ANNOTATION = re.compile(r"(?P<name>.*) \((?P<ann>List|Map|LIST|MAP|MAP_KEY_VALUE|Variant[^)]*)\)")
+
+
+def _parse_tree(printed: str, leaf_names: list[str]) -> _Node:
+    stack: list[_Node] = []
+    root: _Node | None = None
+    next_leaf = 0
+    for raw in printed.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "}":
+            node = stack.pop()
+            if not stack:
+                root = node
+            continue
+        m = _LINE.fullmatch(line)
+        if m is None:
+            raise UnreadableFile(f"unexpected Parquet schema line: {line[:200]}")
+        fid = int(m["id"])
+        if m["kind"] == "group":
+            g = _GROUP_ANNOTATION.fullmatch(m["rest"])
+            name, ann = (g["name"], g["ann"].split("(")[0]) if g else (m["rest"], None)
+            node = _Node(name, m["rep"].upper(), fid if fid >= 0 else None, ann, [], None)
+            if stack:
+                stack[-1].children.append(node)
+            stack.append(node)
+        else:
+            node = _Node(leaf_names[next_leaf], m["rep"].upper(), fid if fid >= 0 else None,
+                         None, [], next_leaf)
+            next_leaf += 1
+            stack[-1].children.append(node)
+    if root is None:
+        raise UnreadableFile("empty Parquet schema")
+    return root
+
+
+def _to_field(
+    node: _Node,
+    parent: str,
+    parquet_parent: tuple[str, ...],
+    container: str | None,
+    leaves: list[Any],
+    out: list[ParquetColumn],
+) -> Field:
+    path = f"{parent}.{node.name}" if parent else node.name
+    ppath = (*parquet_parent, node.name)
+    if node.repetition == "REPEATED":
+        # A repeated field outside LIST/MAP: a required list of required elements.
+        element = _to_type(node, path + "[]", ppath, "repeated", leaves, out)
+        return Field(node.name, ListType(element, False), False, node.field_id)
+    t = _to_type(node, path, ppath, container, leaves, out)
+    return Field(node.name, t, node.repetition == "OPTIONAL", node.field_id)
+
+
+def _to_type(
+    node: _Node,
+    path: str,
+    ppath: tuple[str, ...],
+    container: str | None,
+    leaves: list[Any],
+    out: list[ParquetColumn],
+) -> DataType:
+    if node.leaf is not None:
+        col = leaves[node.leaf]
+        out.append(_column(col, node, path, ppath, container))
+        return _leaf_type(col)
+    if node.annotation in ("List", "LIST") and len(node.children) == 1:
+        return _list_type(node, path, ppath, leaves, out)
+    if node.annotation in ("Map", "MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
+        kv = node.children[0]
+        if kv.repetition == "REPEATED" and len(kv.children) == 2:
+            shape = "map" if node.annotation != "MAP_KEY_VALUE" else "map:MAP_KEY_VALUE"
+            kpath = (*ppath, kv.name)
+            key = _to_type(kv.children[0], path + "{key}", (*kpath, kv.children[0].name), shape,
+                           leaves, out)
+            value_node = kv.children[1]
+            value = _to_type(value_node, path + "{value}", (*kpath, value_node.name), shape,
+                             leaves, out)
+            return MapType(key, value, value_node.repetition == "OPTIONAL")
+    return StructType(tuple(_to_field(c, path, ppath, container, leaves, out) for c in node.children))
+
+
+def _list_type(
+    node: _Node, path: str, ppath: tuple[str, ...], leaves: list[Any], out: list[ParquetColumn]
+) -> ListType:
+    rep = node.children[0]
+    rpath = (*ppath, rep.name)
+    two_level = (
+        rep.leaf is not None
+        or len(rep.children) > 1
+        or (len(rep.children) == 1 and rep.children[0].repetition == "REPEATED")
+        or rep.name in ("array", node.name + "_tuple")
+    )
+    if two_level:  # the repeated field itself is the (required) element
+        if rep.leaf is not None:
+            return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", leaves, out), False)
+        fields = tuple(_to_field(c, path + "[]", rpath, "list:2-level", leaves, out)
+                       for c in rep.children)
+        return ListType(StructType(fields), False)
+    element = rep.children[0]
+    etype = _to_type(element, path + "[]", (*rpath, element.name), "list:3-level", leaves, out)
+    return ListType(etype, element.repetition == "OPTIONAL")
+
+
+def _column(col: Any, node: _Node, path: str, ppath: tuple[str, ...], container: str | None) -> ParquetColumn:
+    converted = col.converted_type
+    return ParquetColumn(
+        path=path,
+        parquet_path=ppath,
+        physical_type=col.physical_type,
+        type_length=col.length if col.physical_type == "FIXED_LEN_BYTE_ARRAY" else None,
+        logical_type=_logical_label(col.logical_type.to_json()),
+        converted_type=None if converted == "NONE" else converted,
+        precision=col.precision if col.precision >= 0 else None,
+        scale=col.scale if col.precision >= 0 else None,
+        repetition=node.repetition,
+        field_id=node.field_id,
+        max_definition_level=col.max_definition_level,
+        max_repetition_level=col.max_repetition_level,
+        container=container,
+    )
+
+
+_UNITS: dict[str, TimeUnit] = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+_PARQUET_UNITS = {"milliseconds": "MILLIS", "microseconds": "MICROS", "nanoseconds": "NANOS"}
+
+
+def _logical_label(doc_text: str) -> str | None:
+    doc = json.loads(doc_text)
+    kind = doc.pop("Type")
+    if kind == "None":
+        return None
+    if kind in ("Timestamp", "Time"):
+        unit = _PARQUET_UNITS[doc["timeUnit"]]
+        return f"{kind.upper()}({unit},{'utc' if doc['isAdjustedToUTC'] else 'local'})"
+    if kind == "Decimal":
+        return f"DECIMAL({doc['precision']},{doc['scale']})"
+    if kind == "Int":
+        return f"INT({doc['bitWidth']},{'signed' if doc['isSigned'] else 'unsigned'})"
+    return kind.upper()
+
+
+def _leaf_type(col: Any) -> DataType:
+    """Model type of a leaf from its physical type and annotation (LogicalTypes.md table)."""
+    physical = col.physical_type
+    lt = json.loads(col.logical_type.to_json())
+    kind = lt["Type"]
+    if kind == "Decimal":
+        return DecimalType(lt["precision"], lt["scale"])
+    if kind == "Int":
+        return IntType(lt["bitWidth"], lt["isSigned"])
+    if kind == "Timestamp":
+        return TimestampType(_UNITS[lt["timeUnit"]], lt["isAdjustedToUTC"])
+    if kind == "Time":
+        return TimeType(_UNITS[lt["timeUnit"]])
+    simple: dict[str, DataType] = {
+        "String": StringType(), "Enum": EnumType(()), "JSON": JsonType(), "BSON": BinaryType(),
+        "Date": DateType(), "UUID": UuidType(), "Float16": FloatType(16),
+    }
+    if kind in simple:
+        return simple[kind]
+    by_physical: dict[str, DataType] = {
+        "BOOLEAN": BooleanType(), "INT32": IntType(32), "INT64": IntType(64), "INT96": Int96Type(),
+        "FLOAT": FloatType(32), "DOUBLE": FloatType(64), "BYTE_ARRAY": BinaryType(),
+    }
+    if physical == "FIXED_LEN_BYTE_ARRAY":
+        return FixedType(col.length)
+    return by_physical[physical]  # Null/Unknown annotation and un-annotated leaves
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+
+
+def _stat_kinds(columns: list[ParquetColumn]) -> tuple[str, ...]:
+    """How to make each leaf's raw min/max comparable (and whether they mean anything)."""
+    kinds = []
+    for c in columns:
+        lt = c.logical_type or ""
+        if c.physical_type == "INT96":
+            kinds.append("none")  # INT96 min/max are only meaningful under Int96TimestampOrder
+        elif lt.startswith("DECIMAL") and c.physical_type in ("FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
+            kinds.append("be-int")
+        elif lt == "INT(32,unsigned)" or c.converted_type == "UINT_32":
+            kinds.append("u32")
+        elif lt == "INT(64,unsigned)" or c.converted_type == "UINT_64":
+            kinds.append("u64")
+        else:
+            kinds.append("raw")
+    return tuple(kinds)
+
+
+def _norm(kind: str, value: Any) -> Any:
+    if kind == "raw":
+        return value
+    if kind == "be-int":
+        return int.from_bytes(value, "big", signed=True)
+    if kind == "u32":
+        return value & 0xFFFFFFFF
+    if kind == "u64":
+        return value & 0xFFFFFFFFFFFFFFFF
+    return None
+
+
+def _statistics(md: pq.FileMetaData, kinds: tuple[str, ...]) -> tuple[LeafStats, ...]:
+    n = len(kinds)
+    nulls: list[int | None] = [0] * n
+    mins: list[Any] = [None] * n
+    maxs: list[Any] = [None] * n
+    complete = [True] * n
+    for r in range(md.num_row_groups):
+        rg = md.row_group(r)
+        for j in range(n):
+            s = rg.column(j).statistics
+            nc = nulls[j]
+            if s is None or not s.has_null_count or nc is None:
+                complete[j] = False
+                nulls[j] = None
+                if s is None:
+                    continue
+            else:
+                nulls[j] = nc + s.null_count
+            kind = kinds[j]
+            if not s.has_min_max or kind == "none":
+                # A row group of nulls only has no min/max and loses nothing by it.
+                if kind == "none" or not (s.has_null_count and s.null_count == s.num_values):
+                    complete[j] = False
+                continue
+            lo, hi = s.min_raw, s.max_raw
+            if kind != "raw":
+                lo, hi = _norm(kind, lo), _norm(kind, hi)
+            if r == 0 or mins[j] is None:
+                mins[j], maxs[j] = lo, hi
+            else:
+                mins[j] = min(mins[j], lo)
+                maxs[j] = max(maxs[j], hi)
+    return tuple(LeafStats(nulls[j], mins[j], maxs[j], complete[j]) for j in range(n))

@@ -1,0 +1,174 @@
+"""List a table directory the way Spark does, through pyarrow's filesystem layer.
+
+Local paths and `s3://`, `gs://`, `abfs://`, `hdfs://` URIs go through the same code. The skip
+rules are Spark's `HadoopFSUtils.shouldFilterOutPathName` (parquet-and-spark.md §2.8): a name
+starting with `_` (unless it holds `=`, a partition directory) or `.`, or ending in `._COPYING_`,
+is not data. `_metadata` / `_common_metadata` summary files are skipped here too and reported.
+Everything skipped is reported with why, so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+from pyarrow import fs as pafs
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+HADOOP_BYTES_PER_CHECKSUM = 512  # io.bytes.per.checksum default
+
+
+class DiscoveryError(Exception):
+    """The table path itself cannot be listed (missing, not a table, unknown scheme)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    path: str  # what the filesystem opens
+    rel: str  # relative to the table root
+    size: int
+    mtime: float | None
+    partition: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    rel: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    root: str
+    filesystem: pafs.FileSystem
+    files: tuple[DataFile, ...]
+    ignored: tuple[Ignored, ...]
+    stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
+    partition_columns: tuple[str, ...]
+    is_local: bool
+
+
+def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
+    """A filesystem and a path in it for a local path or a URI."""
+    if "://" not in location:
+        path = Path(location).expanduser().absolute()
+        return pafs.LocalFileSystem(), str(path), True
+    try:
+        filesystem, path = pafs.FileSystem.from_uri(location)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DiscoveryError(f"cannot open {location}: {str(e).splitlines()[0]}") from None
+    return filesystem, path.rstrip("/"), isinstance(filesystem, pafs.LocalFileSystem)
+
+
+def skip_reason(name: str) -> str | None:
+    """Why Spark would not read a file or directory with this name, or None if it would."""
+    if name in ("_metadata", "_common_metadata"):
+        return "Parquet summary file (read only with mergeSchema; not data)"
+    if name == "_delta_log":
+        return "Delta transaction log"
+    if name == "_SUCCESS":
+        return "job marker"
+    if name.endswith(".crc") and name.startswith("."):
+        return "Hadoop checksum sidecar"
+    if name.startswith("_") and "=" not in name:
+        return "name starts with '_' (Spark skips it)"
+    if name.startswith("."):
+        return "hidden: name starts with '.' (Spark skips it)"
+    if name.endswith("._COPYING_"):
+        return "copy in progress (._COPYING_)"
+    return None
+
+
+def parse_partition(segment: str) -> tuple[str, str | None] | None:
+    """`k=v` with Spark's URL escaping undone; the Hive default partition is a null value."""
+    key, eq, value = segment.partition("=")
+    if not eq or not key:
+        return None
+    decoded = unquote(value)
+    return unquote(key), None if decoded == HIVE_NULL else decoded
+
+
+def discover(location: str) -> Listing:
+    filesystem, root, is_local = resolve(location)
+    try:
+        info = filesystem.get_file_info(root)
+    except (pa.ArrowException, OSError) as e:
+        raise DiscoveryError(f"cannot list {location}: {str(e).splitlines()[0]}") from None
+    if info.type == pafs.FileType.NotFound:
+        raise DiscoveryError(f"no such table path: {location}")
+    if info.type == pafs.FileType.File:  # a single file is a table of one file
+        one = DataFile(root, info.base_name, info.size or 0, _mtime(info), ())
+        return Listing(root, filesystem, (one,), (), (), (), is_local)
+    try:
+        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    except (pa.ArrowException, OSError) as e:
+        raise DiscoveryError(f"cannot list {location}: {str(e).splitlines()[0]}") from None
+    return _classify(root, filesystem, entries, is_local)
+
+
+def _classify(
+    root: str, filesystem: pafs.FileSystem, entries: list[pafs.FileInfo], is_local: bool
+) -> Listing:
+    prefix = root.rstrip("/") + "/"
+    files: list[DataFile] = []
+    ignored: list[Ignored] = []
+    skipped_dirs: set[str] = set()
+    checksums: dict[str, int] = {}
+    partition_columns: dict[str, None] = {}
+    for e in sorted(entries, key=lambda e: e.path):  # a directory before what it holds
+        rel = e.path[len(prefix):] if e.path.startswith(prefix) else e.path
+        parts = rel.split("/")
+        if any("/".join(parts[: i + 1]) in skipped_dirs for i in range(len(parts) - 1)):
+            continue  # inside a directory already reported as skipped
+        reason = _path_skip_reason(parts)
+        if e.type == pafs.FileType.Directory:
+            if reason:
+                skipped_dirs.add(rel)
+                ignored.append(Ignored(rel + "/", reason))
+            continue
+        if reason:
+            if reason == "Hadoop checksum sidecar":
+                checksums[_sidecar_target(rel)] = e.size or 0
+            else:
+                ignored.append(Ignored(rel, reason))
+            continue
+        partition = tuple(p for p in map(parse_partition, parts[:-1]) if p is not None)
+        for key, _ in partition:
+            partition_columns.setdefault(key)
+        files.append(DataFile(e.path, rel, e.size or 0, _mtime(e), partition))
+    files.sort(key=lambda f: f.rel)  # Spark sorts leaves by path; "first file" means this order
+    stale = tuple(
+        Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
+        for f in files
+        if f.rel in checksums and checksums[f.rel] != crc_size(f.size)
+    )
+    ignored.sort(key=lambda i: i.rel)
+    return Listing(root, filesystem, tuple(files), tuple(ignored), stale,
+                   tuple(partition_columns), is_local)
+
+
+def _path_skip_reason(parts: list[str]) -> str | None:
+    for part in parts:
+        reason = skip_reason(part)
+        if reason:
+            return reason
+    return None
+
+
+def _sidecar_target(rel: str) -> str:
+    head, _, name = rel.rpartition("/")
+    target = name[1:-len(".crc")]
+    return f"{head}/{target}" if head else target
+
+
+def crc_size(data_size: int) -> int:
+    """Size of a Hadoop ChecksumFileSystem sidecar for a file of `data_size` bytes:
+    an 8-byte header ('crc\\0' + bytesPerChecksum) and one CRC32 per 512-byte chunk."""
+    return 8 + 4 * math.ceil(data_size / HADOOP_BYTES_PER_CHECKSUM)
+
+
+def _mtime(info: pafs.FileInfo) -> float | None:
+    return info.mtime_ns / 1e9 if info.mtime_ns is not None else None

@@ -1,0 +1,118 @@
+"""Files grouped into schema versions, oldest first.
+
+A version is every file that shares one footer fingerprint (model schema + physical layout +
+Spark's footer schema). Its age comes from a date partition when the table has one (the first
+partition column whose every value is a date, `2024-01-31` or `20240131`), else from file
+modification times; `History.ordered_by` says which.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from schemaguard.formats.notation import describe
+from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn
+from schemaguard.model import leaves
+
+_DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaVersion:
+    number: int  # 1 = oldest
+    fingerprint: str
+    footer: FooterSchema
+    files: tuple[FileFooter, ...]
+    partitions: tuple[str, ...]  # partition directories, sorted
+    rows: int
+    first_seen: str | None  # a date (date partition) or an ISO timestamp (mtime)
+    last_seen: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnChange:
+    path: str
+    before: str | None  # None: the column is absent on that side
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    versions: tuple[SchemaVersion, ...]
+    ordered_by: str  # "partition <column>" or "file modification time"
+
+
+def date_partition_column(footers: Sequence[FileFooter]) -> str | None:
+    """The first partition column whose values are all dates, if any."""
+    if not footers or not footers[0].partition:
+        return None
+    for key in (k for k, _ in footers[0].partition):
+        values = {dict(f.partition).get(key) for f in footers}
+        if values and all(v is not None and _DATE.fullmatch(v) for v in values):
+            return key
+    return None
+
+
+def _as_date(value: str) -> str:
+    m = _DATE.fullmatch(value)
+    assert m is not None
+    return f"{m[1]}-{m[2]}-{m[3]}"
+
+
+def build_history(footers: Sequence[FileFooter]) -> History:
+    date_col = date_partition_column(footers)
+    groups: dict[str, list[FileFooter]] = {}
+    for f in footers:
+        groups.setdefault(f.fingerprint, []).append(f)
+
+    def when(f: FileFooter) -> str | None:
+        if date_col is not None:
+            value = dict(f.partition)[date_col]
+            return _as_date(value) if value is not None else None
+        if f.mtime is None:
+            return None
+        return datetime.fromtimestamp(f.mtime, UTC).isoformat(timespec="seconds")
+
+    drafts = []
+    for fp, files in groups.items():
+        times = sorted(t for t in map(when, files) if t is not None)
+        parts = sorted({"/".join(f"{k}={v}" for k, v in f.partition) for f in files} - {""})
+        drafts.append((times[0] if times else None, times[-1] if times else None, fp, files, parts))
+    drafts.sort(key=lambda d: (d[0] or "", d[1] or "", d[2]))
+    versions = tuple(
+        SchemaVersion(i + 1, fp, files[0].footer, tuple(sorted(files, key=lambda f: f.rel)),
+                      tuple(parts), sum(f.rows for f in files), first, last)
+        for i, (first, last, fp, files, parts) in enumerate(drafts)
+    )
+    ordered_by = f"partition {date_col}" if date_col else "file modification time"
+    return History(versions, ordered_by)
+
+
+def leaf_signature(footer: FooterSchema) -> dict[str, str]:
+    """Each leaf as one readable line: model type, nullability and the Parquet layout behind it."""
+    types = leaves(footer.schema)
+    return {c.path: _leaf_text(c, *types[c.path]) for c in footer.columns}
+
+
+def _leaf_text(c: ParquetColumn, t: object, nullable: bool) -> str:
+    physical = c.physical_type
+    if c.type_length is not None:
+        physical += f"({c.type_length})"
+    ann = c.logical_type or c.converted_type
+    layout = f"{physical} {ann}" if ann else physical
+    if c.container:
+        layout += f", {c.container}"
+    kind = describe(t)  # type: ignore[arg-type]
+    return f"{kind}{'' if nullable else ' not null'} [{layout}]"
+
+
+def column_changes(before: FooterSchema, after: FooterSchema) -> list[ColumnChange]:
+    """Leaves that appear, disappear or change (type, nullability or layout) between versions."""
+    a, b = leaf_signature(before), leaf_signature(after)
+    changes = [ColumnChange(p, a.get(p), b.get(p)) for p in {**a, **b} if a.get(p) != b.get(p)]
+    if before.spark_schema_json != after.spark_schema_json and not changes:
+        changes.append(ColumnChange("(Spark footer schema)", "differs", "differs"))
+    return changes
