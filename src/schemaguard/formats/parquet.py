@@ -337,7 +337,9 @@ def _to_type(
     if node.annotation in ("Map", "MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
         kv = node.children[0]
         if kv.repetition == "REPEATED" and len(kv.children) == 2:
-            shape = "map" if node.annotation != "MAP_KEY_VALUE" else "map:MAP_KEY_VALUE"
+            # Legacy writers annotate the repeated group MAP_KEY_VALUE (pyarrow prints it as Map).
+            legacy = "MAP_KEY_VALUE" in (node.annotation, kv.annotation) or kv.annotation == "Map"
+            shape = "map:MAP_KEY_VALUE" if legacy else "map"
             kpath = (*ppath, kv.name)
             key = _to_type(kv.children[0], path + "{key}", (*kpath, kv.children[0].name), shape,
                            leaves, out)
@@ -377,7 +379,7 @@ def _column(col: Any, node: _Node, path: str, ppath: tuple[str, ...], container:
         parquet_path=ppath,
         physical_type=col.physical_type,
         type_length=col.length if col.physical_type == "FIXED_LEN_BYTE_ARRAY" else None,
-        logical_type=_logical_label(col.logical_type.to_json()),
+        logical_type=_logical_label(col),
         converted_type=None if converted == "NONE" else converted,
         precision=col.precision if col.precision >= 0 else None,
         scale=col.scale if col.precision >= 0 else None,
@@ -393,11 +395,13 @@ _UNITS: dict[str, TimeUnit] = {"milliseconds": "ms", "microseconds": "us", "nano
 _PARQUET_UNITS = {"milliseconds": "MILLIS", "microseconds": "MICROS", "nanoseconds": "NANOS"}
 
 
-def _logical_label(doc_text: str) -> str | None:
-    doc = json.loads(doc_text)
+def _logical_label(col: Any) -> str | None:
+    doc = json.loads(col.logical_type.to_json())
     kind = doc.pop("Type")
     if kind == "None":
         return None
+    if kind == "Null" and col.physical_type == "FIXED_LEN_BYTE_ARRAY" and col.length == 12:
+        return "INTERVAL"  # pyarrow shows the legacy INTERVAL converted type as an unknown type
     if kind in ("Timestamp", "Time"):
         unit = _PARQUET_UNITS[doc["timeUnit"]]
         return f"{kind.upper()}({unit},{'utc' if doc['isAdjustedToUTC'] else 'local'})"
@@ -491,7 +495,7 @@ def _statistics(md: pq.FileMetaData, kinds: tuple[str, ...]) -> tuple[LeafStats,
             kind = kinds[j]
             if not s.has_min_max or kind == "none":
                 # A row group of nulls only has no min/max and loses nothing by it.
-                if kind == "none" or not (s.has_null_count and s.null_count == s.num_values):
+                if kind == "none" or s.num_values != 0:
                     complete[j] = False
                 continue
             lo, hi = s.min_raw, s.max_raw

@@ -1,0 +1,108 @@
+"""The one place that builds a SparkSession.
+
+Embedded default: `local[*]`, a Hive metastore on embedded Derby and a warehouse under one
+project-local folder (`.warehouse/`, or `$SCHEMAGUARD_HOME`), Delta's SQL extension and catalog,
+the Delta jars fetched by `make setup` as `spark.jars`, UI off, quiet logs.
+
+When Spark is already configured (running under spark-submit, a session already active, or
+`spark.master` given in `conf`), it uses what is there and only adds Delta settings that are
+missing, never overriding the cluster's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+LOG4J = PROJECT_ROOT / "conf" / "log4j2.properties"
+
+
+class SparkSetupError(Exception):
+    """The embedded Spark cannot start (for example the Delta jars were never fetched)."""
+
+
+def home_dir() -> Path:
+    return Path(os.environ.get("SCHEMAGUARD_HOME", PROJECT_ROOT / ".warehouse")).absolute()
+
+
+def delta_jars() -> list[Path]:
+    jars_dir = Path(os.environ.get("SCHEMAGUARD_JARS", PROJECT_ROOT / ".jars"))
+    jars = sorted(jars_dir.glob("delta-*.jar"))
+    if not jars:
+        raise SparkSetupError(f"no Delta jars in {jars_dir}: run `make setup` first")
+    return jars
+
+
+def embedded_conf(home: Path) -> dict[str, str]:
+    """Settings of the embedded default session, every path under `home`."""
+    java_opts = f"-Dderby.system.home={home}"
+    if LOG4J.exists():
+        java_opts += f" -Dlog4j2.configurationFile={LOG4J}"
+    return {
+        "spark.master": "local[*]",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL":
+            f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.jars": ",".join(str(j) for j in delta_jars()),
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+    }
+
+
+def spark_already_configured(conf: dict[str, str]) -> bool:
+    """True under spark-submit (it hands Python a gateway), Spark Connect, or an explicit master."""
+    return (
+        "PYSPARK_GATEWAY_PORT" in os.environ
+        or "SPARK_REMOTE" in os.environ
+        or "spark.master" in conf
+        or "spark.remote" in conf
+    )
+
+
+def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    extra = dict(conf or {})
+    builder = SparkSession.builder.appName(app_name)
+    if spark_already_configured(extra):
+        present = _submitted_conf()
+        for key, value in {"spark.sql.extensions": DELTA_EXTENSION,
+                           "spark.sql.catalog.spark_catalog": DELTA_CATALOG}.items():
+            if key not in present and key not in extra:
+                builder = builder.config(key, value)
+    else:
+        home = home_dir()
+        home.mkdir(parents=True, exist_ok=True)
+        for key, value in embedded_conf(home).items():
+            builder = builder.config(key, value)
+        builder = builder.enableHiveSupport()
+    for key, value in extra.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _submitted_conf() -> set[str]:
+    """Keys spark-submit already set (its gateway JVM holds them as system properties)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return set()
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return {k for k, _ in SparkConf().getAll()}
