@@ -31,6 +31,11 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+class Engine(StrEnum):
+    local = "local"
+    spark = "spark"
+
+
 FormatOption = Annotated[
     OutputFormat, typer.Option("--format", help="text (rich tables) or json (stable keys)")
 ]
@@ -50,16 +55,23 @@ def scan(
     path: Annotated[str, typer.Argument(help="table directory, file, or s3:// gs:// abfs:// hdfs:// URI")],
     output: FormatOption = OutputFormat.text,
     max_files: Annotated[int, typer.Option(help="file paths listed per version in JSON")] = 1000,
+    engine: Annotated[Engine, typer.Option(help="local processes/threads, or a Spark job")] = Engine.local,
 ) -> None:
     """Read every footer: schema versions, columns that change between them, unreadable files."""
     from schemaguard.lake.discover import discover
     from schemaguard.lake.history import build_history
     from schemaguard.lake.scan import scan as scan_footers
+    from schemaguard.lake.scan import scan_on_spark
     from schemaguard.report import scan_output
 
     listing = discover(path)
-    with scan_output.progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        result = scan_footers(listing, advance)
+    if engine == Engine.spark:
+        from schemaguard.spark import get_spark
+
+        result = scan_on_spark(listing, get_spark("schemaguard-scan"))
+    else:
+        with scan_output.progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
+            result = scan_footers(listing, advance)
     history = build_history(result.footers)
     report = scan_output.ScanReport(path, listing, result, history)
     if output == OutputFormat.json:
@@ -86,8 +98,9 @@ def _print_json(doc: Any) -> None:
 
 def main() -> None:
     from schemaguard.lake.discover import DiscoveryError
+    from schemaguard.spark import SparkSetupError
 
     try:
         app()
-    except (DiscoveryError, NotationError, UsageError, FileExistsError) as e:
+    except (DiscoveryError, NotationError, UsageError, FileExistsError, SparkSetupError) as e:
         fail(str(e))

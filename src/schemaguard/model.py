@@ -221,9 +221,11 @@ def fingerprint(schema: Schema, identity: Identity = "position") -> str:
       positional readers and Spark's merged column order depend on it.
     Enum symbol order always counts (Avro encodes an enum by its index).
     """
-    from schemaguard.formats.notation import schema_to_notation  # the notation is the canonical form
+    from schemaguard.formats.notation import (
+        schema_to_notation,  # the notation is the canonical form
+    )
 
-    doc = schema_to_notation(schema)
+    doc: object = schema_to_notation(schema)
     if identity != "position":
         doc = _sort_fields(doc, identity)
     return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]

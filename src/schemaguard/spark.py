@@ -12,6 +12,7 @@ missing, never overriding the cluster's.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,8 @@ def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None)
     else:
         home = home_dir()
         home.mkdir(parents=True, exist_ok=True)
+        # Python workers run this interpreter (the venv), so they can import schemaguard.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         for key, value in embedded_conf(home).items():
             builder = builder.config(key, value)
         builder = builder.enableHiveSupport()

@@ -34,7 +34,6 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     TimeType,
-    TimeUnit,
     UuidType,
     canonical_json,
 )
@@ -86,7 +85,7 @@ def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
         return _SIMPLE[text]
     if m := _DECIMAL.fullmatch(text):
         precision, scale = int(m[1]), int(m[2])
-        if not 1 <= precision or scale > precision:
+        if not precision >= 1 or scale > precision:
             raise NotationError(f"{where}: decimal({precision},{scale}) needs 1 <= scale <= precision")
         return DecimalType(precision, scale)
     if m := _FIXED.fullmatch(text):

@@ -79,7 +79,8 @@ class ParquetColumn:
     field_id: int | None
     max_definition_level: int
     max_repetition_level: int
-    container: str | None  # nearest list/map shape: list:3-level, list:2-level, map, map:MAP_KEY_VALUE, repeated
+    # nearest list/map shape: list:3-level, list:2-level, map, map:MAP_KEY_VALUE, repeated
+    container: str | None
 
 
 class LeafStats(NamedTuple):
@@ -409,7 +410,7 @@ def _logical_label(col: Any) -> str | None:
         return f"DECIMAL({doc['precision']},{doc['scale']})"
     if kind == "Int":
         return f"INT({doc['bitWidth']},{'signed' if doc['isSigned'] else 'unsigned'})"
-    return kind.upper()
+    return str(kind).upper()
 
 
 def _leaf_type(col: Any) -> DataType:

@@ -1,9 +1,10 @@
-"""Read every listed footer: one footer function (`formats.parquet.read_footer`), two engines.
+"""Read every listed footer: one footer function (`formats.parquet.read_footer`), three engines.
 
 On local disk footer reading is CPU-bound in the interpreter (parquet-and-spark.md §5.5), so the
 local engine spreads chunks of files over worker processes, one per core. On object stores it
 is latency-bound (§5.4), so the remote engine runs many threads in one process. Small tables are
-read in-process: starting workers would cost more than it saves.
+read in-process: starting workers would cost more than it saves. On a cluster, `scan_on_spark`
+runs the same chunks as the tasks of one Spark job, like Spark's own footer merge (§2.2).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
 
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.discover import DataFile, Listing
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 IN_PROCESS_BELOW = 400  # files; below this, worker start-up costs more than it saves
 CHUNK = 500  # files per task: large enough that pickling shares each footer schema per chunk
@@ -56,6 +61,17 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
     size = min(CHUNK, max(50, len(files) // (n_workers * 4)))
     with ProcessPoolExecutor(n_workers, mp_context=context) as pool:
         return _collect(pool, list(_chunks(files, size)), None, progress)
+
+
+def scan_on_spark(listing: Listing, spark: SparkSession) -> ScanResult:
+    """The footer scan as one Spark job: each task reads a chunk of footers where it runs.
+    Executors need schemaguard and pyarrow installed and the table's filesystem reachable."""
+    chunks = list(_chunks(listing.files, CHUNK))
+    if not chunks:
+        return ScanResult((), ())
+    filesystem = None if listing.is_local else listing.filesystem
+    rdd = spark.sparkContext.parallelize(chunks, len(chunks))
+    return _split(rdd.map(lambda chunk: _read_chunk(chunk, filesystem)).collect())
 
 
 def _collect(

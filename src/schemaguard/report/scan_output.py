@@ -15,7 +15,7 @@ from rich.table import Table
 
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.lake.discover import Listing
-from schemaguard.lake.history import History, column_changes
+from schemaguard.lake.history import ColumnChange, History, column_changes
 from schemaguard.lake.scan import ScanResult
 from schemaguard.report.findings import Finding, scan_findings
 
@@ -50,7 +50,7 @@ def to_json(report: ScanReport, max_files: int) -> dict[str, Any]:
     versions = []
     previous = None
     for v in report.history.versions:
-        changes = column_changes(previous, v.footer) if previous else []
+        changes: list[ColumnChange] = column_changes(previous, v.footer) if previous else []
         versions.append({
             "version": v.number,
             "fingerprint": v.fingerprint,
@@ -106,20 +106,20 @@ def _column_json(c: Any) -> dict[str, Any]:
 
 
 def render_text(report: ScanReport, console: Console | None = None) -> None:
-    out = console or Console()
+    # Piped output (CI logs, files) gets a fixed width instead of rich's 80-column fallback.
+    out = console or (Console() if sys.stdout.isatty() else Console(width=130))
     h = report.history
     counts = to_json(report, 0)["counts"]
     out.print(f"[bold]{report.table}[/]  {counts['files']} data files, {counts['rows']:,} rows, "
               f"{counts['versions']} schema version(s), oldest first by {h.ordered_by}")
     versions = Table(title="Schema versions", title_justify="left")
-    for col in ("version", "fingerprint", "files", "partitions", "rows", "first seen", "last seen",
-                "columns"):
+    for col in ("version", "seen", "files", "partitions", "rows", "columns", "fingerprint"):
         right = col in ("files", "partitions", "rows", "columns")
         versions.add_column(col, justify="right" if right else "left", no_wrap=True)
     for v in h.versions:
-        versions.add_row(f"v{v.number}", v.fingerprint, str(len(v.files)), str(len(v.partitions)),
-                         f"{v.rows:,}",
-                         v.first_seen or "-", v.last_seen or "-", str(len(v.footer.columns)))
+        seen = v.first_seen if v.first_seen == v.last_seen else f"{v.first_seen} .. {v.last_seen}"
+        versions.add_row(f"v{v.number}", seen or "-", str(len(v.files)), str(len(v.partitions)),
+                         f"{v.rows:,}", str(len(v.footer.columns)), v.fingerprint)
     out.print(versions)
     changes = Table(title="Columns that change between versions", title_justify="left")
     for col in ("versions", "column", "before", "after"):
