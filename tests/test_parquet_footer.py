@@ -101,7 +101,7 @@ def test_decimal_precision_scale_and_backing_width(tmp_path: Path) -> None:
 
 
 def test_repetition_and_nullability(tmp_path: Path) -> None:
-    ntype, column = only(write(tmp_path, pa.array([1, 2], pa.int64()), nullable=False))
+    _, column = only(write(tmp_path, pa.array([1, 2], pa.int64()), nullable=False))
     assert column.repetition == "REQUIRED"
     assert write(tmp_path, pa.array([1, 2], pa.int64()), nullable=False).schema.fields[0].nullable is False
     assert write(tmp_path, pa.array([1, None], pa.int64())).schema.fields[0].nullable is True

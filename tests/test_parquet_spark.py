@@ -24,7 +24,8 @@ SELECT CAST(1 AS BIGINT) AS id,
        CAST(1.25 AS DECIMAL(20,2)) AS dec20,
        DATE'2024-01-02' AS dt, TIMESTAMP'2024-01-02 03:04:05' AS ts,
        TIMESTAMP_NTZ'2024-01-02 03:04:05' AS ntz,
-       array('a', 'b') AS arr, array('a', CAST(NULL AS STRING)) AS arrn, map('k', 1) AS m, named_struct('x', 1, 'y', 'z') AS st
+       array('a', 'b') AS arr, array('a', CAST(NULL AS STRING)) AS arrn, map('k', 1) AS m,
+       named_struct('x', 1, 'y', 'z') AS st
 """
 
 
