@@ -221,31 +221,35 @@ def fingerprint(schema: Schema, identity: Identity = "position") -> str:
       positional readers and Spark's merged column order depend on it.
     Enum symbol order always counts (Avro encodes an enum by its index).
     """
-    from schemaguard.formats.notation import (
-        schema_to_notation,  # the notation is the canonical form
+    from schemaguard.formats.notation import schema_to_notation  # the notation is the canonical form
+
+    canonical = Schema(_canonical_fields(schema.fields, identity))
+    return hashlib.sha256(canonical_json(schema_to_notation(canonical)).encode()).hexdigest()[:16]
+
+
+def _canonical_fields(fields: tuple[Field, ...], identity: Identity) -> tuple[Field, ...]:
+    out = tuple(
+        Field(f.name, _canonical_type(f.type, identity), f.nullable, f.id, f.default_json,
+              tuple(sorted(f.aliases)), f.metadata)
+        for f in fields
     )
-
-    doc: object = schema_to_notation(schema)
-    if identity != "position":
-        doc = _sort_fields(doc, identity)
-    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
+    if identity == "position":
+        return out
+    return tuple(sorted(out, key=lambda f: _field_key(f, identity)))
 
 
-def _sort_fields(node: object, identity: Identity) -> object:
-    if isinstance(node, list):
-        return [_sort_fields(x, identity) for x in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _sort_fields(v, identity) for k, v in node.items()}
-    for key in ("fields", "struct"):
-        fields = out.get(key)
-        if isinstance(fields, list):
-            out[key] = sorted(fields, key=lambda f: _field_key(f, identity))
-    return out
+def _canonical_type(t: DataType, identity: Identity) -> DataType:
+    if isinstance(t, StructType):
+        return StructType(_canonical_fields(t.fields, identity))
+    if isinstance(t, ListType):
+        return ListType(_canonical_type(t.element, identity), t.element_nullable)
+    if isinstance(t, MapType):
+        return MapType(_canonical_type(t.key, identity), _canonical_type(t.value, identity),
+                       t.value_nullable)
+    return t
 
 
-def _field_key(f: dict[str, object], identity: Identity) -> str:
-    if identity == "id" and f.get("id") is not None:
-        return f"{f['id']:>12}"
-    name = str(f["name"])
-    return name.lower() if identity == "name-ci" else name
+def _field_key(f: Field, identity: Identity) -> tuple[int, str]:
+    if identity == "id" and f.id is not None:
+        return (0, f"{f.id:>12}")
+    return (1, f.name.lower() if identity == "name-ci" else f.name)

@@ -86,7 +86,8 @@ def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
     if m := _DECIMAL.fullmatch(text):
         precision, scale = int(m[1]), int(m[2])
         if not precision >= 1 or scale > precision:
-            raise NotationError(f"{where}: decimal({precision},{scale}) needs 1 <= scale <= precision")
+            raise NotationError(
+                f"{where}: decimal({precision},{scale}) needs 1 <= precision and scale <= precision")
         return DecimalType(precision, scale)
     if m := _FIXED.fullmatch(text):
         return FixedType(int(m[1]))
@@ -161,10 +162,23 @@ def _expect(cond: bool, where: str, message: str) -> None:
         raise NotationError(f"{where}: {message}")
 
 
+_TYPE_KEYS = {
+    "struct": {"struct"},
+    "list": {"list", "element_nullable"},
+    "map": {"map", "value_nullable"},
+    "enum": {"enum", "default"},
+}
+
+
 def type_from_notation(doc: Any, where: str) -> DataType:
     if isinstance(doc, str):
         return parse_primitive(doc, where)
     _expect(isinstance(doc, dict), where, f"a type is a string or an object, not {doc!r}")
+    kinds = [k for k in _TYPE_KEYS if k in doc]
+    _expect(len(kinds) == 1, where, f"unknown type object with keys {sorted(doc)} "
+            f"(a type object has exactly one of {sorted(_TYPE_KEYS)})")
+    unknown = set(doc) - _TYPE_KEYS[kinds[0]]
+    _expect(not unknown, where, f"unknown keys {sorted(unknown)} in a {kinds[0]} type")
     if "struct" in doc:
         _expect(isinstance(doc["struct"], list), where, "struct needs a list of fields")
         return StructType(_fields_from_notation(doc["struct"], where))
@@ -182,27 +196,26 @@ def type_from_notation(doc: Any, where: str) -> DataType:
             type_from_notation(kv[1], where + "{value}"),
             nullable,
         )
-    if "enum" in doc:
-        symbols = doc["enum"]
-        _expect(
-            isinstance(symbols, list) and all(isinstance(s, str) for s in symbols),
-            where, "enum needs a list of symbol strings",
-        )
-        _expect(len(set(symbols)) == len(symbols), where, "enum symbols must be unique")
-        default = doc.get("default")
-        _expect(default is None or default in symbols, where,
-                f"enum default {default!r} is not one of its symbols")
-        return EnumType(tuple(symbols), default)
-    raise NotationError(f"{where}: unknown type object with keys {sorted(doc)}")
+    symbols = doc["enum"]  # the one kind left
+    _expect(
+        isinstance(symbols, list) and all(isinstance(s, str) for s in symbols),
+        where, "enum needs a list of symbol strings",
+    )
+    _expect(len(set(symbols)) == len(symbols), where, "enum symbols must be unique")
+    default = doc.get("default")
+    _expect(default is None or default in symbols, where,
+            f"enum default {default!r} is not one of its symbols")
+    return EnumType(tuple(symbols), default)
 
 
 _FIELD_KEYS = {"name", "id", "type", "nullable", "default", "aliases", "metadata"}
 
 
-def field_from_notation(doc: Any, where: str) -> Field:
-    _expect(isinstance(doc, dict), where, "a field is an object")
+def field_from_notation(doc: Any, where: str, index: int) -> Field:
+    place = f"{where or 'fields'}[{index}]"  # until the field has a name to be called by
+    _expect(isinstance(doc, dict), place, "a field is an object")
     name = doc.get("name")
-    _expect(isinstance(name, str) and name != "", where, "field needs a non-empty string name")
+    _expect(isinstance(name, str) and name != "", place, "field needs a non-empty string name")
     here = f"{where}.{name}" if where else name
     unknown = set(doc) - _FIELD_KEYS
     _expect(not unknown, here, f"unknown field keys {sorted(unknown)}")
@@ -230,7 +243,7 @@ def field_from_notation(doc: Any, where: str) -> Field:
 
 
 def _fields_from_notation(docs: list[Any], where: str) -> tuple[Field, ...]:
-    fields = tuple(field_from_notation(d, where) for d in docs)
+    fields = tuple(field_from_notation(d, where, i) for i, d in enumerate(docs))
     names = [f.name for f in fields]
     dupes = sorted({n for n in names if names.count(n) > 1})
     _expect(not dupes, where or "schema", f"duplicate field names {dupes}")

@@ -180,7 +180,9 @@ def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -
         with fs.open_input_file(p) as f:
             n = f.size()
             head = f.read_at(4, 0) if n >= 4 else b""
-            tail = f.read_at(4, n - 4) if n >= 8 else b""
+            window = min(n - 4, 65536)  # the end of the file, for a footer that is not at the end
+            end = f.read_at(window, n - window) if n >= 8 else b""
+            tail = end[-4:]
     except FileNotFoundError:
         return "vanished: listed, but gone when its footer was read"
     except (OSError, pa.ArrowException) as e:
@@ -192,6 +194,8 @@ def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -
     if head != MAGIC and tail != MAGIC:
         return "not a Parquet file (no PAR1 magic at head or tail)"
     if head == MAGIC and tail != MAGIC:
+        if MAGIC in end:
+            return "bytes appended after the footer: the file does not end in PAR1"
         return "truncated: starts as Parquet but has no footer (the write did not finish)"
     return f"corrupt footer: {_first_line(error)}"
 
@@ -201,8 +205,10 @@ def _as_uri(path: str) -> str:
 
 
 def _first_line(e: Exception) -> str:
+    """The first line of an error, printable (corrupt footers put raw bytes into messages)."""
     text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:300]
+    line = text.splitlines()[0][:300]
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
 
 
 # ---------------------------------------------------------------------------------------------

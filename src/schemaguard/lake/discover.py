@@ -82,6 +82,11 @@ def skip_reason(name: str) -> str | None:
     return None
 
 
+def partition_dir(partition: tuple[tuple[str, str | None], ...]) -> str:
+    """The directory spelling of partition values (a null value is Hive's default partition)."""
+    return "/".join(f"{k}={HIVE_NULL if v is None else v}" for k, v in partition)
+
+
 def parse_partition(segment: str) -> tuple[str, str | None] | None:
     """`k=v` with Spark's URL escaping undone; the Hive default partition is a null value."""
     key, eq, value = segment.partition("=")
@@ -132,8 +137,7 @@ def _classify(
         if reason:
             if reason == "Hadoop checksum sidecar":
                 checksums[_sidecar_target(rel)] = e.size or 0
-            else:
-                ignored.append(Ignored(rel, reason))
+            ignored.append(Ignored(rel, reason))
             continue
         partition = tuple(p for p in map(parse_partition, parts[:-1]) if p is not None)
         for key, _ in partition:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn
+from schemaguard.lake.discover import partition_dir
 from schemaguard.model import leaves
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
@@ -51,15 +52,20 @@ def date_partition_column(footers: Sequence[FileFooter]) -> str | None:
         return None
     for key in (k for k, _ in footers[0].partition):
         values = {dict(f.partition).get(key) for f in footers}
-        if values and all(v is not None and _DATE.fullmatch(v) for v in values):
+        if values and all(v is not None and _as_date(v) for v in values):
             return key
     return None
 
 
-def _as_date(value: str) -> str:
+def _as_date(value: str) -> str | None:
+    """`2024-01-31`, `20240131` or a timestamp starting with a date, as an ISO date; else None."""
     m = _DATE.fullmatch(value)
-    assert m is not None
-    return f"{m[1]}-{m[2]}-{m[3]}"
+    if m is None:
+        return None
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:  # 8 digits that are not a calendar date, e.g. run=10000001
+        return None
 
 
 def build_history(footers: Sequence[FileFooter]) -> History:
@@ -79,7 +85,7 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     drafts = []
     for fp, files in groups.items():
         times = sorted(t for t in map(when, files) if t is not None)
-        parts = sorted({"/".join(f"{k}={v}" for k, v in f.partition) for f in files} - {""})
+        parts = sorted({partition_dir(f.partition) for f in files} - {""})
         drafts.append((times[0] if times else None, times[-1] if times else None, fp, files, parts))
     drafts.sort(key=lambda d: (d[0] or "", d[1] or "", d[2]))
     versions = tuple(

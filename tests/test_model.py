@@ -1,0 +1,282 @@
+"""Fingerprint semantics as `model.fingerprint` documents them.
+
+- field order counts under identity `position` (the default), not under `name`, `name-ci`, `id`;
+- metadata key order and alias order never count;
+- enum symbol order always counts;
+- a different type, nullability, default, id or name always changes it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schemaguard.formats.notation import dumps, loads
+from schemaguard.model import (
+    DataType,
+    DecimalType,
+    EnumType,
+    Field,
+    FloatType,
+    Identity,
+    Int96Type,
+    IntType,
+    ListType,
+    MapType,
+    Schema,
+    StringType,
+    StructType,
+    TimestampType,
+    canonical_json,
+    fingerprint,
+    leaves,
+    walk,
+)
+from tests.test_notation import PROPERTY, schemas
+
+ALL: tuple[Identity, ...] = ("position", "name", "name-ci", "id")
+BY_NAME_OR_ID: tuple[Identity, ...] = ("name", "name-ci", "id")
+
+
+def f(name: str, t: DataType, **kw: Any) -> Field:
+    return Field(name, t, **kw)
+
+
+def struct(*fields: Field) -> StructType:
+    return StructType(tuple(fields))
+
+
+ORDERS = Schema((
+    f("id", IntType(64), nullable=False, id=1),
+    f("customer", StringType(), id=2),
+    f("amount", DecimalType(12, 2), id=3, metadata=(("doc", "total"), ("unit", "EUR"))),
+    f("ts", TimestampType("us", True), id=4, aliases=("event_ts", "created")),
+    f("status", EnumType(("NEW", "PAID"), "NEW"), id=5, default_json='"NEW"'),
+    f("items", ListType(struct(
+        f("sku", StringType(), id=7),
+        f("qty", IntType(32), id=8, default_json="1"),
+        f("price", DecimalType(10, 2), id=9),
+    ), True), id=6),
+    f("attrs", MapType(StringType(), struct(
+        f("k", IntType(16), id=11),
+        f("v", FloatType(64), id=12),
+    ), True), id=10),
+))
+
+
+def _reorder(schema: Schema, order: list[int]) -> Schema:
+    return Schema(tuple(schema.fields[i] for i in order))
+
+
+def _reverse_nested(t: DataType) -> DataType:
+    """The same type with every struct's fields reversed, at every depth."""
+    if isinstance(t, StructType):
+        fields = [replace(x, type=_reverse_nested(x.type)) for x in reversed(t.fields)]
+        return StructType(tuple(fields))
+    if isinstance(t, ListType):
+        return replace(t, element=_reverse_nested(t.element))
+    if isinstance(t, MapType):
+        return replace(t, key=_reverse_nested(t.key), value=_reverse_nested(t.value))
+    return t
+
+
+def _shuffle(t: DataType | Schema, rnd: random.Random) -> Any:
+    """The same schema or type with the fields of every struct shuffled, at every depth."""
+    if isinstance(t, Schema | StructType):
+        fields = [replace(x, type=_shuffle(x.type, rnd)) for x in t.fields]
+        rnd.shuffle(fields)
+        return type(t)(tuple(fields))
+    if isinstance(t, ListType):
+        return replace(t, element=_shuffle(t.element, rnd))
+    if isinstance(t, MapType):
+        return replace(t, key=_shuffle(t.key, rnd), value=_shuffle(t.value, rnd))
+    return t
+
+
+def _replace_field(schema: Schema, which: str, **changes: Any) -> Schema:
+    return Schema(tuple(replace(x, **changes) if x.name == which else x for x in schema.fields))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("identity", ALL)
+def test_fingerprint_is_16_hex_digits_and_stable(identity: Identity) -> None:
+    fp = fingerprint(ORDERS, identity)
+    assert re.fullmatch(r"[0-9a-f]{16}", fp)
+    rebuilt = loads(dumps(ORDERS))  # an equal schema built independently
+    assert rebuilt is not ORDERS
+    assert fingerprint(rebuilt, identity) == fp
+
+
+def test_default_identity_is_position() -> None:
+    assert fingerprint(ORDERS) == fingerprint(ORDERS, "position")
+
+
+def test_top_level_field_order_counts_under_position_only() -> None:
+    swapped = _reorder(ORDERS, [1, 0, *range(2, len(ORDERS.fields))])
+    assert fingerprint(swapped, "position") != fingerprint(ORDERS, "position")
+    for identity in BY_NAME_OR_ID:
+        assert fingerprint(swapped, identity) == fingerprint(ORDERS, identity), identity
+
+
+def test_nested_field_order_counts_under_position_only() -> None:
+    """Structs inside a list element and inside a map value, reordered."""
+    nested = Schema(tuple(replace(x, type=_reverse_nested(x.type)) for x in ORDERS.fields))
+    assert nested != ORDERS
+    assert nested.field_names() == ORDERS.field_names()  # only nested order differs
+    assert fingerprint(nested, "position") != fingerprint(ORDERS, "position")
+    for identity in BY_NAME_OR_ID:
+        assert fingerprint(nested, identity) == fingerprint(ORDERS, identity), identity
+
+
+def test_order_of_fields_without_ids_does_not_count_under_id_identity() -> None:
+    a = Schema((f("x", IntType(32)), f("y", StringType()), f("z", IntType(64), id=3)))
+    b = Schema((f("z", IntType(64), id=3), f("y", StringType()), f("x", IntType(32))))
+    assert fingerprint(a, "id") == fingerprint(b, "id")
+    assert fingerprint(a, "position") != fingerprint(b, "position")
+
+
+def test_name_ci_ignores_order_of_differently_cased_names() -> None:
+    a = Schema((f("Alpha", IntType(32)), f("beta", StringType())))
+    b = Schema((f("beta", StringType()), f("Alpha", IntType(32))))
+    assert fingerprint(a, "name-ci") == fingerprint(b, "name-ci")
+
+
+@pytest.mark.parametrize("identity", ALL)
+def test_metadata_key_order_never_counts(identity: Identity) -> None:
+    a = _replace_field(ORDERS, "amount", metadata=(("doc", "total"), ("unit", "EUR")))
+    b = _replace_field(ORDERS, "amount", metadata=(("unit", "EUR"), ("doc", "total")))
+    assert fingerprint(a, identity) == fingerprint(b, identity)
+
+
+@pytest.mark.parametrize("identity", ALL)
+def test_alias_order_never_counts(identity: Identity) -> None:
+    a = _replace_field(ORDERS, "ts", aliases=("event_ts", "created"))
+    b = _replace_field(ORDERS, "ts", aliases=("created", "event_ts"))
+    assert fingerprint(a, identity) == fingerprint(b, identity)
+
+
+@pytest.mark.parametrize("identity", ALL)
+def test_enum_symbol_order_always_counts(identity: Identity) -> None:
+    a = _replace_field(ORDERS, "status", type=EnumType(("NEW", "PAID"), "NEW"))
+    b = _replace_field(ORDERS, "status", type=EnumType(("PAID", "NEW"), "NEW"))
+    assert fingerprint(a, identity) != fingerprint(b, identity)
+
+
+def _variants() -> list[tuple[str, Schema]]:
+    items = ORDERS.fields[5]
+    assert isinstance(items.type, ListType) and isinstance(items.type.element, StructType)
+    element = items.type.element
+    return [
+        ("type int64 -> int32", _replace_field(ORDERS, "id", type=IntType(32))),
+        ("signedness", _replace_field(ORDERS, "id", type=IntType(64, signed=False))),
+        ("decimal scale", _replace_field(ORDERS, "amount", type=DecimalType(12, 3))),
+        ("decimal precision", _replace_field(ORDERS, "amount", type=DecimalType(10, 2))),
+        ("timestamp unit", _replace_field(ORDERS, "ts", type=TimestampType("ms", True))),
+        ("timestamp utc->local", _replace_field(ORDERS, "ts", type=TimestampType("us", False))),
+        ("timestamp -> int96", _replace_field(ORDERS, "ts", type=Int96Type())),
+        ("nullability", _replace_field(ORDERS, "customer", nullable=False)),
+        ("element nullability", _replace_field(ORDERS, "items", type=replace(
+            items.type, element_nullable=False))),
+        ("map value nullability", _replace_field(ORDERS, "attrs", type=MapType(
+            StringType(), ORDERS.fields[6].type.value, False))),  # type: ignore[union-attr]
+        ("map key type", _replace_field(ORDERS, "attrs", type=MapType(
+            IntType(32), ORDERS.fields[6].type.value, True))),  # type: ignore[union-attr]
+        ("nested type", _replace_field(ORDERS, "items", type=ListType(StructType((
+            element.fields[0], replace(element.fields[1], type=IntType(64)), element.fields[2],
+        )), True))),
+        ("default added", _replace_field(ORDERS, "customer", default_json='"anon"')),
+        ("null default added", _replace_field(ORDERS, "customer", default_json="null")),
+        ("default changed", _replace_field(ORDERS, "status", default_json='"PAID"')),
+        ("default removed", _replace_field(ORDERS, "status", default_json=None)),
+        ("enum default", _replace_field(ORDERS, "status", type=EnumType(("NEW", "PAID"), "PAID"))),
+        ("enum symbol added", _replace_field(
+            ORDERS, "status", type=EnumType(("NEW", "PAID", "GONE"), "NEW"))),
+        ("field id", _replace_field(ORDERS, "customer", id=99)),
+        ("field renamed", _replace_field(ORDERS, "customer", name="client")),
+        ("metadata value", _replace_field(ORDERS, "amount", metadata=(("doc", "total"),
+                                                                     ("unit", "USD")))),
+        ("alias added", _replace_field(ORDERS, "ts", aliases=("event_ts", "created", "t"))),
+        ("field dropped", Schema(ORDERS.fields[:-1])),
+        ("field added", Schema((*ORDERS.fields, f("channel", StringType())))),
+    ]
+
+
+VARIANTS = _variants()
+
+
+@pytest.mark.parametrize("identity", ALL)
+@pytest.mark.parametrize(("label", "changed"), VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_every_real_change_changes_the_fingerprint(
+    label: str, changed: Schema, identity: Identity
+) -> None:
+    assert changed != ORDERS, label
+    assert fingerprint(changed, identity) != fingerprint(ORDERS, identity), label
+
+
+def test_a_default_is_not_confused_with_its_absence() -> None:
+    absent = Schema((f("a", IntType(32)),))
+    null = Schema((f("a", IntType(32), default_json="null"),))
+    zero = Schema((f("a", IntType(32), default_json="0"),))
+    assert len({fingerprint(s) for s in (absent, null, zero)}) == 3
+
+
+@pytest.mark.parametrize("identity", BY_NAME_OR_ID)
+def test_a_default_value_shaped_like_a_schema_does_not_crash(identity: Identity) -> None:
+    schema = Schema((f("cfg", StringType(), default_json=canonical_json({"fields": ["b", "a"]})),))
+    assert re.fullmatch(r"[0-9a-f]{16}", fingerprint(schema, identity))
+
+
+@pytest.mark.parametrize("identity", BY_NAME_OR_ID)
+def test_list_order_inside_a_default_value_counts(identity: Identity) -> None:
+    def with_default(value: object) -> Schema:
+        return Schema((f("cfg", StringType(), default_json=canonical_json(value)),))
+
+    a = with_default({"struct": [{"name": "b"}, {"name": "a"}]})
+    b = with_default({"struct": [{"name": "a"}, {"name": "b"}]})
+    assert fingerprint(a, identity) != fingerprint(b, identity)
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties over arbitrary schemas
+
+
+@PROPERTY
+@given(schemas(), st.randoms(use_true_random=False))
+def test_shuffling_fields_at_every_depth(schema: Schema, rnd: random.Random) -> None:
+    shuffled = _shuffle(schema, rnd)
+    assert fingerprint(shuffled, "name") == fingerprint(schema, "name")
+    if shuffled == schema:
+        assert fingerprint(shuffled, "position") == fingerprint(schema, "position")
+    else:  # names are unique per struct, so a different schema means a different order
+        assert fingerprint(shuffled, "position") != fingerprint(schema, "position")
+
+
+@PROPERTY
+@given(schemas())
+def test_fingerprint_survives_the_notation_round_trip(schema: Schema) -> None:
+    again = loads(dumps(schema))
+    for identity in ("position", "name"):
+        assert fingerprint(again, identity) == fingerprint(schema, identity)
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths
+
+
+def test_paths_address_struct_list_and_map_nodes() -> None:
+    paths = [p for p, _, _ in walk(ORDERS)]
+    assert paths[:5] == ["id", "customer", "amount", "ts", "status"]
+    assert "items[]" in paths and "items[].price" in paths
+    assert "attrs{key}" in paths and "attrs{value}.v" in paths
+    leaf = leaves(ORDERS)
+    assert leaf["items[].qty"] == (IntType(32), True)
+    assert leaf["attrs{key}"] == (StringType(), False)
+    assert "items" not in leaf and "attrs{value}" not in leaf

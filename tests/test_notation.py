@@ -1,0 +1,409 @@
+"""The neutral JSON notation (DESIGN.md): lossless both ways, and clear errors on bad input.
+
+`schemas()` below generates arbitrary model schemas; test_model.py reuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemaguard.formats.notation import (
+    NotationError,
+    dumps,
+    load,
+    loads,
+    parse_primitive,
+    schema_from_notation,
+    schema_to_notation,
+    type_name,
+)
+from schemaguard.model import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DecimalType,
+    EnumType,
+    Field,
+    FixedType,
+    FloatType,
+    Int96Type,
+    IntType,
+    JsonType,
+    ListType,
+    MapType,
+    Schema,
+    StringType,
+    StructType,
+    TimestampType,
+    TimeType,
+    UuidType,
+    canonical_json,
+    make_metadata,
+)
+
+# Deterministic in CI: a fixed derandomized search, no example database, no wall-clock deadline.
+PROPERTY = settings(
+    max_examples=200,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+# Every fixed primitive spelling of DESIGN.md, written out here rather than taken from the code.
+PRIMITIVES: dict[str, DataType] = {
+    "boolean": BooleanType(),
+    "int8": IntType(8),
+    "int16": IntType(16),
+    "int32": IntType(32),
+    "int64": IntType(64),
+    "uint8": IntType(8, signed=False),
+    "uint16": IntType(16, signed=False),
+    "uint32": IntType(32, signed=False),
+    "uint64": IntType(64, signed=False),
+    "float16": FloatType(16),
+    "float": FloatType(32),
+    "double": FloatType(64),
+    "string": StringType(),
+    "binary": BinaryType(),
+    "uuid": UuidType(),
+    "json": JsonType(),
+    "date": DateType(),
+    "time_ms": TimeType("ms"),
+    "time_us": TimeType("us"),
+    "time_ns": TimeType("ns"),
+    "timestamp_ms_utc": TimestampType("ms", utc=True),
+    "timestamp_us_utc": TimestampType("us", utc=True),
+    "timestamp_ns_utc": TimestampType("ns", utc=True),
+    "timestamp_ms_local": TimestampType("ms", utc=False),
+    "timestamp_us_local": TimestampType("us", utc=False),
+    "timestamp_ns_local": TimestampType("ns", utc=False),
+    "timestamp_int96": Int96Type(),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies
+
+
+names = st.text(min_size=1, max_size=10)
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=4,
+)
+
+
+@st.composite
+def decimals(draw: st.DrawFn) -> DecimalType:
+    precision = draw(st.integers(1, 76))
+    return DecimalType(precision, draw(st.integers(0, precision)))
+
+
+@st.composite
+def enums(draw: st.DrawFn) -> EnumType:
+    symbols = draw(st.lists(names, max_size=5, unique=True))
+    default = draw(st.none() | st.sampled_from(symbols)) if symbols else None
+    return EnumType(tuple(symbols), default)
+
+
+primitives = st.sampled_from(list(PRIMITIVES.values())) | decimals() | st.builds(
+    FixedType, st.integers(1, 64)
+)
+
+
+metadata_keys = st.sampled_from(["unit", "semantic", "doc"]) | st.text(min_size=1, max_size=6)
+
+
+def fields(types: st.SearchStrategy[DataType]) -> st.SearchStrategy[Field]:
+    return st.builds(
+        Field,
+        name=names,
+        type=types,
+        nullable=st.booleans(),
+        id=st.none() | st.integers(-(2**31), 2**63),
+        default_json=st.none() | json_values.map(canonical_json),
+        aliases=st.lists(names, max_size=2).map(tuple),
+        metadata=st.dictionaries(metadata_keys, st.text(max_size=8), max_size=2).map(make_metadata),
+    )
+
+
+def field_tuples(types: st.SearchStrategy[DataType], max_size: int) -> st.SearchStrategy[
+    tuple[Field, ...]
+]:
+    """Fields with unique names, as every struct (and the schema) requires."""
+    return st.lists(fields(types), max_size=max_size, unique_by=lambda f: f.name).map(tuple)
+
+
+data_types: st.SearchStrategy[DataType] = st.recursive(
+    primitives | enums(),
+    lambda inner: st.one_of(
+        field_tuples(inner, 4).map(StructType),
+        st.builds(ListType, inner, st.booleans()),
+        st.builds(MapType, inner, inner, st.booleans()),
+    ),
+    max_leaves=8,
+)
+
+
+def schemas(max_fields: int = 5) -> st.SearchStrategy[Schema]:
+    """Arbitrary model schemas: every primitive of the notation, nested struct/list/map/enum,
+    defaults, ids, aliases and metadata; names unique within each struct."""
+    return field_tuples(data_types, max_fields).map(Schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trips
+
+
+@PROPERTY
+@given(schemas())
+def test_model_to_notation_to_json_text_to_model_is_identity(schema: Schema) -> None:
+    text = json.dumps(schema_to_notation(schema))
+    assert schema_from_notation(json.loads(text)) == schema
+    assert loads(dumps(schema)) == schema
+    assert loads(dumps(schema, indent=2)) == schema
+    assert loads(json.dumps(schema_to_notation(schema), ensure_ascii=True)) == schema
+
+
+@PROPERTY
+@given(schemas())
+def test_notation_to_model_to_notation_is_identity_on_canonical_docs(schema: Schema) -> None:
+    canonical_text = json.dumps(schema_to_notation(schema), ensure_ascii=False)
+    doc = json.loads(canonical_text)  # a canonical document, as a user would have it on disk
+    again = schema_to_notation(schema_from_notation(doc))
+    # Same content and the same key order: the writer spells every field one way.
+    assert json.dumps(again, ensure_ascii=False) == canonical_text
+
+
+def _drop_optional_spellings(node: Any) -> Any:
+    """A non-canonical but equivalent document: leave out every key whose absence means the same."""
+    if isinstance(node, list):
+        return [_drop_optional_spellings(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _drop_optional_spellings(v) for k, v in node.items() if k != "default"}
+    if "default" in node:
+        out["default"] = node["default"]  # a default is a value: never rewritten
+    if "name" in node and "type" in node:  # a field
+        if out.get("id", 0) is None:
+            del out["id"]
+        if out.get("nullable") is True:
+            del out["nullable"]
+    for key in ("element_nullable", "value_nullable"):
+        if out.get(key) is False:
+            del out[key]
+    return out
+
+
+@PROPERTY
+@given(schemas())
+def test_optional_keys_may_be_left_out(schema: Schema) -> None:
+    doc = _drop_optional_spellings(json.loads(dumps(schema)))
+    assert schema_from_notation(doc) == schema
+
+
+HAND_WRITTEN = """
+{"fields": [
+  {"name": "id", "id": 1, "type": "int64", "nullable": false},
+  {"name": "amount", "id": 2, "type": "decimal(12,2)", "nullable": true, "default": null,
+   "metadata": {"doc": "order total", "unit": "EUR"}},
+  {"name": "ts", "id": 3, "type": "timestamp_us_utc", "nullable": true, "aliases": ["event_ts"]},
+  {"name": "status", "id": null, "type": {"enum": ["NEW", "PAID", "SHIPPED"], "default": "NEW"},
+   "nullable": false, "default": "NEW"},
+  {"name": "items", "id": 4, "type": {"list": {"struct": [
+      {"name": "sku", "id": 5, "type": "fixed(16)", "nullable": false},
+      {"name": "qty", "id": 6, "type": "uint16", "nullable": true, "default": 1}
+    ]}, "element_nullable": true}, "nullable": true},
+  {"name": "attrs", "id": 7, "type": {"map": ["string", {"list": "timestamp_int96",
+   "element_nullable": false}], "value_nullable": true}, "nullable": true,
+   "default": {"k": [1, 2.5, "x", null, true]}}
+]}
+"""
+
+
+def test_hand_written_canonical_document_round_trips() -> None:
+    doc = json.loads(HAND_WRITTEN)
+    schema = schema_from_notation(doc)
+    assert schema_to_notation(schema) == doc
+    assert json.dumps(schema_to_notation(schema)) == json.dumps(doc)
+
+    by_name = {f.name: f for f in schema.fields}
+    assert by_name["amount"].type == DecimalType(12, 2)
+    assert by_name["amount"].has_default and by_name["amount"].default is None
+    assert by_name["amount"].meta == {"doc": "order total", "unit": "EUR"}
+    assert not by_name["ts"].has_default
+    assert by_name["ts"].aliases == ("event_ts",)
+    assert by_name["status"].type == EnumType(("NEW", "PAID", "SHIPPED"), "NEW")
+    items = by_name["items"].type
+    assert isinstance(items, ListType) and items.element_nullable
+    assert isinstance(items.element, StructType)
+    assert [f.name for f in items.element.fields] == ["sku", "qty"]
+    assert items.element.fields[0].type == FixedType(16)
+    assert by_name["attrs"].type == MapType(StringType(), ListType(Int96Type(), False), True)
+    assert by_name["attrs"].default == {"k": [1, 2.5, "x", None, True]}
+
+
+def test_load_reads_a_notation_file(tmp_path: Path) -> None:
+    path = tmp_path / "schema.json"
+    path.write_text(HAND_WRITTEN, encoding="utf-8")
+    assert load(path) == loads(HAND_WRITTEN)
+
+
+@pytest.mark.parametrize("spelling", sorted(PRIMITIVES))
+def test_every_primitive_spelling_reads_and_writes_back(spelling: str) -> None:
+    assert parse_primitive(spelling) == PRIMITIVES[spelling]
+    assert type_name(PRIMITIVES[spelling]) == spelling  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spelling", "expected", "canonical"),
+    [
+        ("decimal(1,0)", DecimalType(1, 0), "decimal(1,0)"),
+        ("decimal(12,2)", DecimalType(12, 2), "decimal(12,2)"),
+        ("decimal(38,38)", DecimalType(38, 38), "decimal(38,38)"),
+        ("decimal( 12 , 2 )", DecimalType(12, 2), "decimal(12,2)"),
+        ("fixed(16)", FixedType(16), "fixed(16)"),
+        ("fixed( 4 )", FixedType(4), "fixed(4)"),
+    ],
+)
+def test_parameterised_primitives(spelling: str, expected: DataType, canonical: str) -> None:
+    assert parse_primitive(spelling) == expected
+    assert type_name(expected) == canonical  # type: ignore[arg-type]
+
+
+def test_absent_default_differs_from_null_default() -> None:
+    absent = loads('{"fields": [{"name": "a", "type": "int32"}]}')
+    null = loads('{"fields": [{"name": "a", "type": "int32", "default": null}]}')
+    assert not absent.fields[0].has_default
+    assert null.fields[0].has_default and null.fields[0].default is None
+    assert "default" not in schema_to_notation(absent)["fields"][0]
+    assert schema_to_notation(null)["fields"][0]["default"] is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed notation: a NotationError whose message starts with the place inside the document
+
+
+def _field(name: str, type_: Any, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "type": type_, **extra}
+
+
+def _doc(*fields: dict[str, Any]) -> str:
+    return json.dumps({"fields": list(fields)})
+
+
+# (test id, document, place, message pattern)
+_BAD_CASES: list[tuple[str, str, str, str]] = [
+    ("unknown-type", _doc(_field("a", "int128")), "a", r"unknown type 'int128'"),
+    ("type-case", _doc(_field("a", "Int32")), "a", r"unknown type 'Int32'"),
+    ("unknown-type-nested-in-list",
+     _doc(_field("s", {"list": {"struct": [_field("b", "nope")]}})), "s[].b",
+     r"unknown type 'nope'"),
+    ("unknown-type-in-map-value",
+     _doc(_field("m", {"map": ["string", {"struct": [_field("q", "bad")]}]})), "m{value}.q",
+     r"unknown type 'bad'"),
+    ("unknown-type-in-map-key-list",
+     _doc(_field("m", {"map": [{"list": "wat"}, "string"]})), "m{key}[]", r"unknown type 'wat'"),
+    ("unknown-type-object", _doc(_field("a", {"tuple": ["int32"]})), "a", r"unknown type object"),
+    ("duplicate-top-level",
+     _doc(_field("a", "int32"), _field("b", "string"), _field("a", "int64")), "schema",
+     r"duplicate field names \['a'\]"),
+    ("duplicate-nested",
+     _doc(_field("s", {"struct": [_field("x", "int32"), _field("x", "int32")]})), "s",
+     r"duplicate field names \['x'\]"),
+    ("decimal-scale-above-precision", _doc(_field("a", "decimal(3,4)")), "a", r"decimal\(3,4\)"),
+    ("decimal-zero-precision", _doc(_field("a", "decimal(0,0)")), "a", r"decimal\(0,0\)"),
+    ("decimal-negative-scale", _doc(_field("a", "decimal(5,-1)")), "a", r"decimal\(5,-1\)"),
+    ("decimal-no-scale", _doc(_field("a", "decimal(12)")), "a", r"decimal\(12\)"),
+    ("enum-default-not-symbol",
+     _doc(_field("e", {"enum": ["A", "B"], "default": "C"})), "e",
+     r"enum default 'C' is not one of its symbols"),
+    ("enum-default-nested",
+     _doc(_field("s", {"struct": [_field("e", {"enum": ["A"], "default": 1})]})), "s.e",
+     r"enum default 1 is not one of its symbols"),
+    ("enum-dupes", _doc(_field("e", {"enum": ["A", "A"]})), "e", r"enum symbols must be unique"),
+    ("unknown-field-key", _doc(_field("a", "int32", doc="x")), "a",
+     r"unknown field keys \['doc'\]"),
+    ("unknown-field-key-nested",
+     _doc(_field("s", {"struct": [_field("b", "int32", nulable=False)]})), "s.b",
+     r"unknown field keys \['nulable'\]"),
+    ("missing-type", _doc({"name": "a"}), "a", r"field needs a type"),
+    ("bool-id", _doc(_field("a", "int32", id=True)), "a", r"id must be an integer"),
+    ("string-id", _doc(_field("a", "int32", id="7")), "a", r"id must be an integer"),
+    ("nullable", _doc(_field("a", "int32", nullable="yes")), "a",
+     r"nullable must be true or false"),
+    ("aliases", _doc(_field("a", "int32", aliases="b")), "a", r"aliases must be a list"),
+    ("metadata", _doc(_field("a", "int32", metadata={"unit": 3})), "a", r"metadata must map"),
+    ("element-nullable", _doc(_field("a", {"list": "int32", "element_nullable": "no"})), "a",
+     r"element_nullable must be true or false"),
+    ("map-arity", _doc(_field("a", {"map": ["string"]})), "a",
+     r"map needs \[key type, value type\]"),
+    ("not-a-schema", '{"columns": []}', "schema", r'a schema is \{"fields"'),
+    ("top-level-list", "[]", "schema", r'a schema is \{"fields"'),
+]
+BAD = [pytest.param(*case[1:], id=case[0]) for case in _BAD_CASES]
+
+
+@pytest.mark.parametrize(("text", "place", "message"), BAD)
+def test_malformed_notation_names_the_place(text: str, place: str, message: str) -> None:
+    with pytest.raises(NotationError) as raised:
+        loads(text)
+    text_of_error = str(raised.value)
+    assert text_of_error.startswith(place + ": "), text_of_error
+    assert re.search(message, text_of_error), text_of_error
+    assert "\n" not in text_of_error
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "not json", '{"fields": [', "{'fields': []}", '{"fields": []} trailing'],
+)
+def test_non_json_text_is_a_notation_error_with_the_position(text: str) -> None:
+    with pytest.raises(NotationError, match=r"^not JSON: .*line \d+ column \d+"):
+        loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _doc(_field("a", "int32"), "oops"),  # type: ignore[arg-type]
+        _doc(_field("a", "int32"), {"type": "int32"}),
+        _doc(_field("a", "int32"), {"name": "", "type": "int32"}),
+    ],
+    ids=["field-not-an-object", "field-without-name", "field-with-empty-name"],
+)
+def test_malformed_top_level_field_names_the_place(text: str) -> None:
+    with pytest.raises(NotationError) as raised:
+        loads(text)
+    place, _, _ = str(raised.value).partition(": ")
+    assert place.strip(), f"no place in {str(raised.value)!r}"
+
+
+@pytest.mark.parametrize(
+    "type_doc",
+    [
+        {"list": "int32", "element_nulable": True},
+        {"map": ["string", "int32"], "valueNullable": True},
+        {"enum": ["A", "B"], "defualt": "A"},
+        {"struct": [], "list": "int32"},
+    ],
+    ids=["list-typo", "map-typo", "enum-typo", "struct-and-list"],
+)
+def test_unknown_keys_in_a_type_object_are_rejected(type_doc: dict[str, Any]) -> None:
+    with pytest.raises(NotationError, match=r"^a: "):
+        loads(_doc(_field("a", type_doc)))
