@@ -1,0 +1,61 @@
+"""Compatibility modes, paired exactly as the schema registry pairs them (compat-rules.md §2).
+
+Registering NEW after history v1..vn (oldest first):
+  BACKWARD             R=NEW reads W=vn             FORWARD             R=vn reads W=NEW
+  BACKWARD_TRANSITIVE  R=NEW reads W=vi, every i    FORWARD_TRANSITIVE  R=vi reads W=NEW, every i
+  FULL / FULL_TRANSITIVE: both directions (against vn / every vi); NONE: nothing.
+Earlier versions are not re-checked against each other. Unlike the registry, which stops at the
+first failure, every failing pair is reported, so a transitive failure names its versions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from schemaguard.model import Schema
+from schemaguard.rules.profiles import Options, Problem, can_read, errors
+
+
+class Mode(StrEnum):
+    BACKWARD = "BACKWARD"
+    FORWARD = "FORWARD"
+    FULL = "FULL"
+    BACKWARD_TRANSITIVE = "BACKWARD_TRANSITIVE"
+    FORWARD_TRANSITIVE = "FORWARD_TRANSITIVE"
+    FULL_TRANSITIVE = "FULL_TRANSITIVE"
+    NONE = "NONE"
+
+
+@dataclass(frozen=True, slots=True)
+class PairFailure:
+    writer_version: int  # 1-based; the new schema is len(history) + 1
+    reader_version: int
+    problems: tuple[Problem, ...]
+
+
+def pairs(n_history: int, mode: Mode) -> list[tuple[int, int]]:
+    """(writer, reader) version numbers to check, newest history version first."""
+    new = n_history + 1
+    if mode == Mode.NONE or n_history == 0:
+        return []
+    olds = list(range(n_history, 0, -1)) if mode.endswith("TRANSITIVE") else [n_history]
+    out: list[tuple[int, int]] = []
+    for old in olds:
+        if mode.startswith(("BACKWARD", "FULL")):
+            out.append((old, new))
+        if mode.startswith(("FORWARD", "FULL")):
+            out.append((new, old))
+    return out
+
+
+def check(history: list[Schema], new: Schema, mode: Mode, profile: str,
+          options: Options | None = None) -> list[PairFailure]:
+    """Every (writer, reader) pair the mode checks that the profile's reader cannot read."""
+    versions = [*history, new]
+    failures = []
+    for w, r in pairs(len(history), mode):
+        problems = can_read(versions[w - 1], versions[r - 1], profile, options)
+        if errors(problems):
+            failures.append(PairFailure(w, r, tuple(problems)))
+    return failures
