@@ -140,6 +140,8 @@ def spark_view(t: DataType) -> DataType | str:
         return "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"
     if isinstance(t, JsonType | EnumType):
         return StringType()
+    if isinstance(t, FixedType):
+        return BinaryType()
     if isinstance(t, UuidType):
         return "PARQUET_TYPE_ILLEGAL: UUID"
     if isinstance(t, TimeType):
@@ -216,9 +218,6 @@ SPARK_READ_PROMOTIONS = (
               lambda w, r, o: isinstance(w, StringType | BinaryType)
               and isinstance(r, StringType | BinaryType),
               warning="bytes are silently re-labelled between string and binary"),
-    Promotion(_r("spark-read.flba-binary", "FIXED_LEN_BYTE_ARRAY (no annotation) is binary to Spark",
-                 f"{PS} §2.4, §2.5 (FLBA -> decimal, binary)"),
-              lambda w, r, o: isinstance(w, FixedType) and isinstance(r, FixedType | BinaryType)),
 )
 
 # Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").
