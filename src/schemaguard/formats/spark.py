@@ -13,21 +13,27 @@ import json
 import re
 from typing import Any
 
+from schemaguard.formats.notation import describe
 from schemaguard.model import (
     BinaryType,
     BooleanType,
     DataType,
     DateType,
     DecimalType,
+    EnumType,
     Field,
+    FixedType,
     FloatType,
+    Int96Type,
     IntType,
+    JsonType,
     ListType,
     MapType,
     Schema,
     StringType,
     StructType,
     TimestampType,
+    UuidType,
     canonical_json,
 )
 
@@ -109,3 +115,66 @@ def schema_from_spark_json(text: str) -> Schema:
     t = spark_type_to_model(doc, "")
     assert isinstance(t, StructType)
     return Schema(t.fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# model -> Spark StructType JSON
+#
+# The inverse of the above where Spark has the type. Otherwise the type Spark itself reads it as:
+# unsigned integers as Spark's Parquet converter widens them (uint64 -> decimal(20,0)), json and
+# enum -> string, fixed and uuid -> binary, every UTC timestamp unit and INT96 -> timestamp, local
+# ones -> timestamp_ntz. Field ids go into `parquet.field.id`; defaults and aliases have no place
+# in StructType JSON and are dropped. time_* and float16 have no Spark type and raise.
+
+_ATOMIC_OUT: dict[DataType, str] = {t: name for name, t in _ATOMIC.items()}
+_WIDENED: dict[DataType, str] = {
+    IntType(8, False): "short",
+    IntType(16, False): "integer",
+    IntType(32, False): "long",
+    IntType(64, False): "decimal(20,0)",
+    JsonType(): "string",
+    UuidType(): "binary",
+    Int96Type(): "timestamp",
+}
+SPARK_MAX_DECIMAL_PRECISION = 38
+
+
+def type_to_spark(t: DataType, where: str = "") -> dict[str, Any] | str:
+    """One model type as Spark type JSON; `where` (its path) only names the place in errors."""
+    name = _ATOMIC_OUT.get(t) or _WIDENED.get(t)
+    if name is not None:
+        return name
+    if isinstance(t, StructType):
+        return {"type": "struct", "fields": [_field_to_spark(f, where) for f in t.fields]}
+    if isinstance(t, ListType):
+        return {"type": "array", "elementType": type_to_spark(t.element, where + "[]"),
+                "containsNull": t.element_nullable}
+    if isinstance(t, MapType):
+        return {"type": "map", "keyType": type_to_spark(t.key, where + "{key}"),
+                "valueType": type_to_spark(t.value, where + "{value}"),
+                "valueContainsNull": t.value_nullable}
+    if isinstance(t, DecimalType):
+        if t.precision > SPARK_MAX_DECIMAL_PRECISION:
+            raise SparkSchemaError(f"{where or 'schema'}: {describe(t)}: Spark decimals hold at most "
+                                   f"{SPARK_MAX_DECIMAL_PRECISION} digits")
+        return f"decimal({t.precision},{t.scale})"
+    if isinstance(t, EnumType):
+        return "string"
+    if isinstance(t, FixedType):
+        return "binary"
+    if isinstance(t, TimestampType):
+        return "timestamp" if t.utc else "timestamp_ntz"
+    raise SparkSchemaError(f"{where or 'schema'}: {describe(t)} has no Spark type")
+
+
+def _field_to_spark(f: Field, parent: str) -> dict[str, Any]:
+    path = f"{parent}.{f.name}" if parent else f.name
+    meta: dict[str, Any] = dict(f.metadata)
+    if f.id is not None:
+        meta[FIELD_ID_KEY] = f.id
+    return {"name": f.name, "type": type_to_spark(f.type, path), "nullable": f.nullable, "metadata": meta}
+
+
+def schema_to_spark_json(schema: Schema) -> str:
+    """The model as Spark StructType JSON (what `StructType.fromJson` and `df.schema.json()` use)."""
+    return json.dumps(type_to_spark(StructType(schema.fields)), ensure_ascii=False, separators=(",", ":"))

@@ -9,8 +9,8 @@ other difference is a conflict. Types are compared as Spark sees the Parquet col
 
 Delta (`SchemaMergingUtils.mergeSchemas(table, data)`, schema evolution on write; compat-rules.md
 §4): case-insensitive, the table's spelling and nullability win, new data columns are appended
-to their struct, byte/short/int mix, and a type change needs the type-widening feature (only the
-automatic "same family" widenings: integers, float->double, decimal, date->timestamp_ntz).
+to their struct, byte/short/int mix, and a type change needs the type-widening feature and a row
+of its table (profiles.DELTA_WIDENING), checked against real Delta 4.4.0.
 """
 
 from __future__ import annotations
@@ -20,18 +20,15 @@ from dataclasses import dataclass
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     DataType,
-    DateType,
     DecimalType,
     Field,
-    FloatType,
     IntType,
     ListType,
     MapType,
     Schema,
     StructType,
-    TimestampType,
 )
-from schemaguard.rules.profiles import CR, PS, Options, Problem, Rule, spark_view
+from schemaguard.rules.profiles import CR, DELTA_WIDENING, PS, Options, Problem, Rule, spark_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +55,11 @@ SPARK_MERGE = Rule("spark-merge.equal", "StructType.merge needs equal types apar
 SPARK_DECIMAL_SCALE = Rule("spark-merge.decimal-scale", "decimals of different scale do not merge "
                            "(SPARK-37191)", f"{CR} §5; {PS} §2.3")
 SPARK_ILLEGAL = Rule("spark.illegal-type", "Spark cannot read this Parquet type at all", f"{PS} §2.4")
-DELTA_MERGE = Rule("delta-merge.type", "a data type differing from the table's needs type widening "
-                   "(integers, float->double, decimal, date->timestamp_ntz)",
-                   f"{CR} §4 mergeSchemas, type widening (same_family_type)")
+DELTA_MERGE = Rule("delta-merge.type", "with type widening, data merges only when it is wider than "
+                   "the table column by a row of the type-widening table; narrower data fails too "
+                   "(DELTA_FAILED_TO_MERGE_FIELDS)", f"{CR} §4 mergeSchemas, type widening "
+                   "(observed on Delta 4.4.0: int->double and int->decimal widen on merge as well, "
+                   "not only by ALTER)")
 DELTA_NO_WIDENING = Rule("delta-merge.no-widening", "without type widening, a type differing from "
                          "the table's (even a narrower one) is DELTA_MERGE_INCOMPATIBLE_DATATYPE",
                          f"{CR} §4 mergeSchemas")
@@ -85,11 +84,11 @@ def merge(schemas: list[Schema], profile: str, options: Options | None = None) -
     opts = options or Options()
     if profile not in ("spark-merge", "delta-merge"):
         raise ValueError(f"merge needs profile spark-merge or delta-merge, not {profile!r}")
-    merged = schemas[0]
     try:
-        if profile == "spark-merge":
-            merged = Schema(_spark_fields(_spark_struct_view(merged.fields, ""), (), "", opts))
-        for right in schemas[1:]:
+        # Both merges see Spark's types: Delta merges the schemas of Spark DataFrames.
+        views = [Schema(_spark_struct_view(s.fields, "")) for s in schemas]
+        merged = views[0]
+        for right in views[1:]:
             fields = (_spark_fields(merged.fields, right.fields, "", opts) if profile == "spark-merge"
                       else _delta_fields(merged.fields, right.fields, "", opts))
             merged = Schema(fields)
@@ -109,12 +108,12 @@ def _key(name: str, o: Options) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark
+# Spark's view of the inputs, and Spark's merge
 
 
 def _spark_struct_view(fields: tuple[Field, ...], path: str) -> tuple[Field, ...]:
     return tuple(Field(f.name, _spark_type(f.type, f"{path}.{f.name}" if path else f.name),
-                       f.nullable, f.id) for f in fields)
+                       f.nullable, f.id, f.default_json, f.aliases, f.metadata) for f in fields)
 
 
 def _spark_type(t: DataType, path: str) -> DataType:
@@ -133,7 +132,6 @@ def _spark_type(t: DataType, path: str) -> DataType:
 
 def _spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
                   o: Options) -> tuple[Field, ...]:
-    right = _spark_struct_view(right, path)
     by_key = {_key(f.name, o): f for f in right}
     out: list[Field] = []
     for lf in left:
@@ -201,30 +199,17 @@ def _delta_merge_type(tt: DataType, dt: DataType, path: str, o: Options) -> Data
                        _delta_merge_type(tt.value, dt.value, path + "{value}", o), tt.value_nullable)
     if tt == dt:
         return tt
-    if _small_int(tt) and _small_int(dt):
-        return tt  # byte/short/int are one Parquet INT32: the table's type stays (§4)
     nested = (StructType, ListType, MapType)
     if isinstance(tt, nested) or isinstance(dt, nested):
         raise _conflict(path, tt, dt, KIND.text, KIND)
+    if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
+        return dt
+    if _small_int(tt) and _small_int(dt):
+        return tt  # byte/short/int are one Parquet INT32: the table's type stays (§4)
     if not o.type_widening:
         raise _conflict(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING)
-    if _automatic_widening(tt, dt):
-        return dt
-    if _automatic_widening(dt, tt):
-        return tt  # narrower data is written into the wider table column
     raise _conflict(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE)
 
 
 def _small_int(t: DataType) -> bool:
     return isinstance(t, IntType) and t.signed and t.bits <= 32
-
-
-def _automatic_widening(frm: DataType, to: DataType) -> bool:
-    """Delta's automatic (same family) widenings during schema evolution (§4)."""
-    if isinstance(frm, IntType) and isinstance(to, IntType):
-        return frm.signed and to.signed and frm.bits < to.bits
-    if isinstance(frm, FloatType) and isinstance(to, FloatType):
-        return frm.bits == 32 and to.bits == 64
-    if isinstance(frm, DecimalType) and isinstance(to, DecimalType):
-        return to.scale >= frm.scale and to.precision - to.scale >= frm.precision - frm.scale
-    return isinstance(frm, DateType) and isinstance(to, TimestampType) and not to.utc

@@ -1,0 +1,67 @@
+"""Differential test: the `delta-merge` profile against real Delta. The table is created from
+the first schema, then a DataFrame with the second is appended with `mergeSchema`, with and
+without `delta.enableTypeWidening`. Both DataFrames come from Parquet files pyarrow wrote, so
+every column is nullable here: this suite checks types, names and order, not nullability."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+from schemaguard.formats.notation import dumps
+from schemaguard.formats.spark import schema_from_spark_json
+from schemaguard.model import Schema
+from schemaguard.rules.merge import merge
+from schemaguard.rules.profiles import Options
+from tests.oracles import related_pairs, writable, write_parquet
+from tests.test_oracle_spark_merge import as_nullable
+
+ORACLE = settings(max_examples=60, derandomize=True, deadline=None, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.function_scoped_fixture])
+
+
+def delta_append(spark: Any, table: Schema, data: Schema, widening: bool) -> tuple[bool, Schema | None, str]:
+    folder = Path(tempfile.mkdtemp(prefix="delta-"))
+    try:
+        write_parquet(table, folder / "table.parquet")
+        write_parquet(data, folder / "data.parquet")
+        try:
+            first = spark.read.parquet(str(folder / "table.parquet"))
+            second = spark.read.parquet(str(folder / "data.parquet"))
+        except Exception as e:  # Spark cannot read the file at all (e.g. NANOS)
+            return False, None, str(e).splitlines()[0][:200]
+        target = str(folder / "delta")
+        first.write.format("delta").save(target)
+        if widening:
+            spark.sql(f"ALTER TABLE delta.`{target}` SET TBLPROPERTIES "
+                      "('delta.enableTypeWidening' = 'true')")
+        try:
+            second.write.format("delta").mode("append").option("mergeSchema", "true").save(target)
+        except Exception as e:  # AnalysisException / DeltaAnalysisException: the oracle said no
+            return False, None, str(e).splitlines()[0][:200]
+        merged = spark.read.format("delta").load(target).schema
+        return True, schema_from_spark_json(merged.json()), ""
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("widening", [False, True])
+@ORACLE
+@given(pair=related_pairs())
+def test_delta_merge_agrees_with_delta(spark: Any, widening: bool, pair: tuple[Schema, Schema]) -> None:
+    table, data = pair
+    assume(writable(table) and writable(data))
+    ok, delta_schema, error = delta_append(spark, table, data, widening)
+    ours = merge([table, data], "delta-merge", Options(type_widening=widening))
+    assert ours.ok == ok, (f"ours={ours.conflicts} delta={error or 'ok'}\n"
+                           f"table={dumps(table)}\ndata={dumps(data)}")
+    if ok:
+        assert ours.merged is not None and delta_schema is not None
+        assert as_nullable(ours.merged) == as_nullable(delta_schema), (
+            f"\nours ={dumps(as_nullable(ours.merged))}\ndelta={dumps(as_nullable(delta_schema))}")
