@@ -13,6 +13,7 @@ it, so "which field is which" is decided in one place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,7 +37,10 @@ def match_fields(
     identity: Identity,
     aliases: bool = False,
 ) -> list[Pair]:
-    """Pairs in reader order, then the writer's unmatched fields in writer order."""
+    """Pairs in reader order, then the writer's unmatched fields in writer order.
+
+    Matching runs in passes, strongest first, so an exact name is never taken by a weaker
+    match: under `name-ci`, fields `A` and `a` on both sides pair with their exact twins."""
     if identity == "position":
         n = max(len(writer), len(reader))
         return [
@@ -44,36 +48,33 @@ def match_fields(
                  "position" if i < len(writer) and i < len(reader) else None)
             for i in range(n)
         ]
-    used: set[int] = set()
-    pairs: list[Pair] = []
-    for r in reader:
-        found = _find(writer, r, identity, aliases, used)
-        if found is None:
-            pairs.append(Pair(None, r, None))
-        else:
-            index, how = found
-            used.add(index)
-            pairs.append(Pair(writer[index], r, how))
-    pairs.extend(Pair(w, None, None) for i, w in enumerate(writer) if i not in used)
+    found: dict[int, tuple[int, How]] = {}  # reader index -> (writer index, how)
+    taken: set[int] = set()
+    for how, same in _passes(identity, aliases):
+        for ri, r in enumerate(reader):
+            if ri in found:
+                continue
+            wi = next((i for i, w in enumerate(writer) if i not in taken and same(w, r)), None)
+            if wi is not None:
+                found[ri] = (wi, how)
+                taken.add(wi)
+    pairs = [Pair(writer[found[ri][0]], r, found[ri][1]) if ri in found else Pair(None, r, None)
+             for ri, r in enumerate(reader)]
+    pairs.extend(Pair(w, None, None) for i, w in enumerate(writer) if i not in taken)
     return pairs
 
 
-def _find(
-    writer: tuple[Field, ...], r: Field, identity: Identity, aliases: bool, used: set[int]
-) -> tuple[int, How] | None:
-    free = [(i, w) for i, w in enumerate(writer) if i not in used]
-    if identity == "id" and r.id is not None:
-        return next(((i, "id") for i, w in free if w.id == r.id), None)
-    if identity == "id":  # no id on the reader's field: fall back to its name
-        return next(((i, "name-fallback") for i, w in free if w.id is None and w.name == r.name),
-                    None)
+Same = Callable[[Field, Field], bool]
+
+
+def _passes(identity: Identity, aliases: bool) -> list[tuple[How, Same]]:
+    exact: tuple[How, Same] = ("name", lambda w, r: w.name == r.name)
+    if identity == "id":
+        return [("id", lambda w, r: r.id is not None and w.id == r.id),
+                ("name-fallback", lambda w, r: w.id is None and r.id is None and w.name == r.name)]
     if identity == "name-ci":
-        key = r.name.lower()
-        hit = next(((i, "name-ci") for i, w in free if w.name.lower() == key), None)
-    else:
-        hit = next(((i, "name") for i, w in free if w.name == r.name), None)
-    if hit is None and aliases:
-        names = set(r.aliases) if identity == "name" else {a.lower() for a in r.aliases}
-        hit = next(((i, "alias") for i, w in free
-                    if (w.name if identity == "name" else w.name.lower()) in names), None)
-    return hit  # type: ignore[return-value]
+        out = [exact, ("name-ci", lambda w, r: w.name.lower() == r.name.lower())]
+        if aliases:
+            out.append(("alias", lambda w, r: w.name.lower() in {a.lower() for a in r.aliases}))
+        return out
+    return [exact, ("alias", lambda w, r: w.name in r.aliases)] if aliases else [exact]

@@ -89,6 +89,7 @@ class Promotion:
     rule: Rule
     test: Test
     warning: str | None = None  # accepted, but silently changes meaning: say so
+    raw: bool = False  # test the writer's own type, not the reader's view of it (physical matters)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,9 +100,14 @@ def _int_bits(t: DataType) -> int | None:
     return t.bits if isinstance(t, IntType) and t.signed else None
 
 
-def _int32_family(t: DataType) -> bool:
-    """Parquet INT32 integers that Spark reads as byte/short/int (uint32 is bigint to Spark)."""
-    return isinstance(t, IntType) and (t.bits <= 16 or (t.bits == 32 and t.signed))
+def _int32_read(w: DataType, r: DataType) -> bool:
+    """Parquet INT32 integers (any sign) read as byte, short, int, bigint or double; UINT32 values
+    do not fit an int, so Spark reads those only as bigint or double."""
+    if not (isinstance(w, IntType) and w.bits <= 32):
+        return False
+    if w.bits == 32 and not w.signed:
+        return r in (IntType(64), FloatType(64))
+    return r in (IntType(8), IntType(16), IntType(32), IntType(64), FloatType(64))
 
 
 def _decimal_widens(w: object, r: object) -> bool:
@@ -196,12 +202,12 @@ AVRO_PROMOTIONS = (
 SPARK_READ_PROMOTIONS = (
     Promotion(_r("spark-read.int32-family", "INT32 integers read as byte, short, int, bigint or double",
                  f"{PS} §2.5 (INT32 -> int, bigint, double, byte/short); {CR} §5 short<->int, int->long"),
-              lambda w, r, o: _int32_family(w) and (r in (IntType(8), IntType(16), IntType(32),
-                                                          IntType(64), FloatType(64)))),
-    Promotion(_r("spark-read.int-decimal", "integers read as a decimal with enough integer digits "
-                 "(>= 10 for INT32, >= 20 for INT64)", f"{CR} §5 ParquetTypeWideningSuite"),
+              lambda w, r, o: _int32_read(w, r), raw=True),
+    Promotion(_r("spark-read.int-decimal", "signed integers read as a decimal with enough integer "
+                 "digits (>= 10 for INT32, >= 20 for INT64); not unsigned ones",
+                 f"{CR} §5 ParquetTypeWideningSuite; {PS} §2.5 (UINT32 -> bigint only)"),
               lambda w, r, o: isinstance(r, DecimalType) and isinstance(w, IntType) and w.signed
-              and r.precision - r.scale >= (20 if w.bits == 64 else 10)),
+              and r.precision - r.scale >= (20 if w.bits == 64 else 10), raw=True),
     Promotion(_r("spark-read.float-double", "FLOAT read as double", f"{PS} §2.5"),
               lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
     Promotion(_r("spark-read.date-ntz", "DATE read as timestamp_ntz (not as timestamp)", f"{CR} §5"),
@@ -454,7 +460,7 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
     if table.promotions_need_type_widening and not o.type_widening:
         promotions = ()
     for p in promotions:
-        if p.test(wv, rv, o):
+        if p.test(w if p.raw else wv, rv, o):
             if p.warning:
                 return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
                                 f"{describe(r)}: {p.warning}", p.rule, "warning")]
