@@ -47,7 +47,7 @@ ProfileName = Literal[
 PROFILES: tuple[ProfileName, ...] = (
     "avro", "spark-read", "spark-merge", "delta-merge", "delta-read", "iceberg", "positional"
 )
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]  # info: a rule that allowed a difference
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,8 +354,6 @@ ENUM_DEFAULT = _r("avro.enum-default", "unknown symbols decode as the reader enu
 FIXED_SIZE = _r("avro.fixed-size", "fixed sizes must be equal", f"{CR} §1 FIXED_SIZE_MISMATCH")
 POSITION_NAME = _r("positional.name", "the data's column at this position has another name: a "
                    "positional reader binds it anyway", "DESIGN.md Reader profile (positional)")
-REQUIRED_CASE = _r("spark.case-duplicate", "two data columns differ only in case: a "
-                   "case-insensitive reader cannot tell them apart", f"{CR} §5 case-only names")
 
 
 def effective_options(profile: str, options: Options) -> Options:
@@ -437,8 +435,11 @@ def _type(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list
 
 def _enum(w: EnumType, r: EnumType, path: str, table: Table) -> list[Problem]:
     missing = [s for s in w.symbols if s not in r.symbols]
-    if not missing or r.default is not None:
+    if not missing:
         return []
+    if r.default is not None:
+        return [Problem(path, "ENUM_DEFAULT_USED", f"`{path}`: {missing} decode as "
+                        f"{r.default!r}", ENUM_DEFAULT, "info")]
     return [Problem(path, "MISSING_ENUM_SYMBOLS", f"`{path}`: the data may hold {missing}, which "
                     f"the reader's enum lacks and it has no default: {table.enums.text}", table.enums)]
 
@@ -464,7 +465,8 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
             if p.warning:
                 return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
                                 f"{describe(r)}: {p.warning}", p.rule, "warning")]
-            return []
+            return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
+                            f"{p.rule.text}", p.rule, "info")]
     if isinstance(w, EnumType) and isinstance(r, EnumType):
         return []  # symbols are invisible to this reader (enums are strings)
     return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "

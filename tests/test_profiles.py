@@ -1,0 +1,295 @@
+"""Each reader profile's rule rows, one case per row (the row id is in the case), plus identity,
+modes with TRANSITIVE and the safety table. Rows cite compat-rules.md / parquet-and-spark.md in
+rules/profiles.py; a test below fails if a row has no case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from schemaguard.formats.notation import schema_from_notation
+from schemaguard.model import Schema
+from schemaguard.rules import merge as merge_rules
+from schemaguard.rules import profiles
+from schemaguard.rules.modes import Mode, check, pairs
+from schemaguard.rules.profiles import Options, can_read, errors
+from schemaguard.rules.safety import operation_safety
+
+
+def one(t: Any, nullable: bool = True, **extra: Any) -> Schema:
+    return schema_from_notation({"fields": [{"name": "c", "type": t, "nullable": nullable, **extra}]})
+
+
+def rules_of(problems: list[profiles.Problem]) -> set[tuple[str, str]]:
+    return {(p.rule.id, p.severity) for p in problems}
+
+
+# (profile, options, writer, reader, expected (rule id, severity) pairs; empty = reads silently)
+CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
+    # Avro, compat-rules.md §1
+    ("avro", Options(), one("int32"), one("int64"), {("avro.promote.int-long", "info")}),
+    ("avro", Options(), one("int64"), one("float"), {("avro.promote.long-float", "info")}),
+    ("avro", Options(), one("float"), one("double"), {("avro.promote.float-double", "info")}),
+    ("avro", Options(), one("string"), one("binary"), {("avro.promote.string-bytes", "info")}),
+    ("avro", Options(), one("int64"), one("int32"), {("type-mismatch", "error")}),
+    ("avro", Options(), one("string"),
+     schema_from_notation({"fields": [{"name": "c", "type": "string"},
+                                      {"name": "d", "type": "int32", "nullable": False}]}),
+     {("avro.missing-default", "error")}),
+    ("avro", Options(), one("int32"), one("int32", nullable=False), {("avro.tighten", "error")}),
+    ("avro", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), {("avro.enum", "error")}),
+    ("avro", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A", "U"], "default": "U"}),
+     {("avro.enum-default", "info")}),
+    ("avro", Options(), one("fixed(4)"), one("fixed(8)"), {("avro.fixed-size", "error")}),
+    ("avro", Options(), one("decimal(9,2)"), one("decimal(9,3)"), set()),  # logical types ignored
+    ("avro", Options(), one("int32"), one({"list": "int32"}), {("shape-mismatch", "error")}),
+    # Spark read with a declared schema, parquet-and-spark.md §2.4-2.6, compat-rules.md §5
+    ("spark-read", Options(), one("int16"), one("int64"), {("spark-read.int32-family", "info")}),
+    ("spark-read", Options(), one("int32"), one("decimal(12,2)"), {("spark-read.int-decimal", "info")}),
+    ("spark-read", Options(), one("int64"), one("decimal(12,2)"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("float"), one("double"), {("spark-read.float-double", "info")}),
+    ("spark-read", Options(), one("date"), one("timestamp_us_local"), {("spark-read.date-ntz", "info")}),
+    ("spark-read", Options(), one("date"), one("timestamp_us_utc"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("decimal(10,2)"), one("decimal(12,3)"),
+     {("spark-read.decimal-widen", "info")}),
+    ("spark-read", Options(), one("decimal(12,2)"), one("decimal(10,2)"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("timestamp_us_utc"), one("timestamp_us_local"),
+     {("spark-read.timestamp-relabel", "warning")}),
+    ("spark-read", Options(), one("string"), one("binary"), {("spark-read.binary-string", "warning")}),
+    ("spark-read", Options(), one("int64"), one("double"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("timestamp_ns_utc"), one("timestamp_us_utc"),
+     {("spark.illegal-type", "error")}),
+    ("spark-read", Options(), one("int32"), one("int32", nullable=False), set()),
+    ("spark-read", Options(), one("int32"),
+     schema_from_notation({"fields": [{"name": "c", "type": "int32"},
+                                      {"name": "d", "type": "int32", "nullable": False}]}), set()),
+    ("spark-read", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), set()),
+    # Delta read, compat-rules.md §4
+    ("delta-read", Options(), one("int32"), one("int64"), {("type-mismatch", "error")}),
+    ("delta-read", Options(type_widening=True), one("int32"), one("int64"),
+     {("delta.widen.integer", "info")}),
+    ("delta-read", Options(type_widening=True), one("float"), one("double"),
+     {("delta.widen.float-double", "info")}),
+    ("delta-read", Options(type_widening=True), one("int32"), one("double"),
+     {("delta.widen.int-double", "info")}),
+    ("delta-read", Options(type_widening=True, uniform=True), one("int32"), one("double"),
+     {("type-mismatch", "error")}),
+    ("delta-read", Options(type_widening=True), one("date"), one("timestamp_us_local"),
+     {("delta.widen.date-ntz", "info")}),
+    ("delta-read", Options(type_widening=True), one("decimal(10,2)"), one("decimal(13,3)"),
+     {("delta.widen.decimal", "info")}),
+    ("delta-read", Options(type_widening=True, uniform=True), one("decimal(10,2)"),
+     one("decimal(13,3)"), {("type-mismatch", "error")}),
+    ("delta-read", Options(type_widening=True), one("int64"), one("decimal(22,2)"),
+     {("delta.widen.int-decimal", "info")}),
+    ("delta-read", Options(), one("int32"),
+     schema_from_notation({"fields": [{"name": "c", "type": "int32"},
+                                      {"name": "d", "type": "int32", "nullable": False}]}), set()),
+    ("delta-read", Options(), one("int32"), one("int32", nullable=False), {("delta-read.tighten", "error")}),
+    ("delta-read", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), set()),
+    # Iceberg, compat-rules.md §3
+    ("iceberg", Options(), one("int32", id=1), one("int64", id=1), {("iceberg.promote.int-long", "info")}),
+    ("iceberg", Options(), one("float", id=1), one("double", id=1),
+     {("iceberg.promote.float-double", "info")}),
+    ("iceberg", Options(), one("decimal(9,2)", id=1), one("decimal(12,2)", id=1),
+     {("iceberg.promote.decimal", "info")}),
+    ("iceberg", Options(), one("decimal(9,2)", id=1), one("decimal(12,3)", id=1),
+     {("type-mismatch", "error")}),
+    ("iceberg", Options(), one("int32", id=1), one("double", id=1), {("type-mismatch", "error")}),
+    ("iceberg", Options(), one("date", id=1), one("timestamp_us_local", id=1), {("type-mismatch", "error")}),
+    ("iceberg", Options(iceberg_version=3), one("date", id=1), one("timestamp_us_local", id=1),
+     {("iceberg.v3.date-timestamp", "info")}),
+    ("iceberg", Options(), one("int32", id=1), one("int32", nullable=False, id=2),
+     {("iceberg.missing", "error")}),
+    ("iceberg", Options(iceberg_version=3), one("int32", id=1),
+     one("int32", nullable=False, id=2, default=0), set()),
+    ("iceberg", Options(), one("int32", id=1), one("int32", nullable=False, id=1),
+     {("iceberg.tighten", "error")}),
+    ("iceberg", Options(), one({"enum": ["A", "B"]}, id=1), one({"enum": ["A"]}, id=1), set()),
+    # Positional readers
+    ("positional", Options(), one("int32"),
+     schema_from_notation({"fields": [{"name": "x", "type": "int32"}]}),
+     {("positional.name", "warning")}),
+    ("positional", Options(), one("int32"),
+     schema_from_notation({"fields": [{"name": "c", "type": "int32"},
+                                      {"name": "d", "type": "int32", "nullable": False}]}), set()),
+    ("positional", Options(), one("int32"), one("int32", nullable=False), set()),
+    ("positional", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), set()),
+    # Merges (rules/merge.py)
+    ("spark-merge", Options(), one("int32"), one("int64"), {("spark-merge.equal", "error")}),
+    ("spark-merge", Options(), one("decimal(10,2)"), one("decimal(10,3)"),
+     {("spark-merge.decimal-scale", "error")}),
+    ("spark-merge", Options(), one("int32"), one({"list": "int32"}), {("merge.kind", "error")}),
+    ("spark-merge", Options(), one("timestamp_ns_utc"), one("int32"), {("spark.illegal-type", "error")}),
+    ("delta-merge", Options(), one("int64"), one("int32"), {("delta-merge.no-widening", "error")}),
+    # table (reader) int64, data (writer) int32: narrower data fails even with widening
+    ("delta-merge", Options(type_widening=True), one("int32"), one("int64"), {("delta-merge.type", "error")}),
+    ("delta-merge", Options(type_widening=True), one("int64"), one("int32"), set()),
+]
+
+# Rows that describe how fields are matched rather than a verdict: covered by the identity tests.
+DOCUMENTATION_ROWS = {"avro.identity", "spark.identity", "delta.identity", "iceberg.identity",
+                      "positional.identity", "spark-read.missing", "spark-read.nullability",
+                      "spark-read.enum", "delta-read.missing", "delta-read.enum", "iceberg.enum",
+                      "positional.missing", "positional.nullability", "positional.enum"}
+
+
+@pytest.mark.parametrize(("profile", "options", "writer", "reader", "expected"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_row(profile: str, options: Options, writer: Schema, reader: Schema,
+                  expected: set[tuple[str, str]]) -> None:
+    assert rules_of(can_read(writer, reader, profile, options)) == expected
+
+
+def all_rule_ids() -> set[str]:
+    ids = {p.rule.id for t in profiles.TABLES.values() for p in t.promotions}
+    for t in profiles.TABLES.values():
+        ids |= {t.identity.id, t.missing.id, t.tighten.id, t.enums.id}
+    for module in (profiles, merge_rules):
+        ids |= {v.id for v in vars(module).values() if isinstance(v, profiles.Rule)}
+    return ids
+
+
+def test_every_rule_row_has_a_case() -> None:
+    covered = {rule for *_, expected in CASES for rule, _ in expected}
+    assert all_rule_ids() - covered - DOCUMENTATION_ROWS == set()
+
+
+def test_every_rule_cites_a_source() -> None:
+    for t in profiles.TABLES.values():
+        for rule in (t.identity, t.missing, t.tighten, t.enums, *(p.rule for p in t.promotions)):
+            assert rule.source and (".md" in rule.source), rule
+
+
+# ---------------------------------------------------------------------------------------------
+# Identity (spark.identity, delta.identity, iceberg.identity, avro.identity, positional.identity)
+
+RENAMED = (schema_from_notation({"fields": [{"name": "amount", "id": 3, "type": "int64",
+                                             "nullable": False}]}),
+           schema_from_notation({"fields": [{"name": "total", "id": 3, "type": "int64",
+                                             "nullable": False}]}))
+
+
+def test_rename_by_id_reads_under_iceberg_and_delta_column_mapping() -> None:
+    old, new = RENAMED
+    assert not errors(can_read(old, new, "iceberg"))
+    assert not errors(can_read(old, new, "delta-read", Options(column_mapping="id")))
+    assert not errors(can_read(old, new, "delta-read", Options(column_mapping="name")))
+
+
+def test_rename_by_name_is_drop_and_add() -> None:
+    old, new = RENAMED
+    assert errors(can_read(old, new, "avro"))  # total has no default (§1 rename, no alias)
+    assert can_read(old, new, "spark-read") == []  # total reads as null: silently
+    assert errors(can_read(old, new, "iceberg", Options(identity="name")))
+
+
+def test_avro_reader_alias() -> None:
+    old = schema_from_notation({"fields": [{"name": "amount", "type": "int64"}]})
+    new = schema_from_notation({"fields": [{"name": "total", "type": "int64", "aliases": ["amount"]}]})
+    assert not errors(can_read(old, new, "avro"))
+    assert errors(can_read(new, old, "avro"))  # only the reader's aliases count (§1)
+
+
+def test_case_only_names() -> None:
+    old = schema_from_notation({"fields": [{"name": "Amount", "type": "int64"}]})
+    new = schema_from_notation({"fields": [{"name": "amount", "type": "int64", "nullable": False}]})
+    assert not errors(can_read(old, new, "spark-read"))
+    problems = can_read(old, new, "spark-read", Options(case_sensitive=True))
+    assert problems == []  # case-sensitive: `amount` is another column, read as null
+    assert errors(can_read(old, new, "avro"))  # Avro names are case-sensitive, no default
+
+
+def test_positional_reorder_binds_the_wrong_column() -> None:
+    old = schema_from_notation({"fields": [{"name": "a", "type": "int64"}, {"name": "b", "type": "int64"}]})
+    new = schema_from_notation({"fields": [{"name": "b", "type": "int64"}, {"name": "a", "type": "int64"}]})
+    assert can_read(old, new, "spark-read") == []
+    assert {p.code for p in can_read(old, new, "positional")} == {"POSITION_NAME_MISMATCH"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Modes, compat-rules.md §2 (the Confluent AvroCompatibilityTest facts)
+
+S1 = schema_from_notation({"fields": [{"name": "f1", "type": "string", "nullable": False}]})
+S2 = schema_from_notation({"fields": [{"name": "f1", "type": "string", "nullable": False},
+                                      {"name": "f2", "type": "string", "nullable": False,
+                                       "default": "foo"}]})
+S3 = schema_from_notation({"fields": [{"name": "f1", "type": "string", "nullable": False},
+                                      {"name": "f2", "type": "string", "nullable": False}]})
+
+
+@pytest.mark.parametrize(("mode", "failed"), [
+    (Mode.BACKWARD, []), (Mode.BACKWARD_TRANSITIVE, [(1, 3)]), (Mode.FULL, []),
+    (Mode.FULL_TRANSITIVE, [(1, 3)]), (Mode.FORWARD, []), (Mode.FORWARD_TRANSITIVE, []),
+    (Mode.NONE, []),
+])
+def test_confluent_s3_after_s1_s2(mode: Mode, failed: list[tuple[int, int]]) -> None:
+    assert [(f.writer_version, f.reader_version) for f in check([S1, S2], S3, mode, "avro")] == failed
+
+
+def test_confluent_forward_transitive_rejects_s1_after_s3_s2() -> None:
+    failures = check([S3, S2], S1, Mode.FORWARD_TRANSITIVE, "avro")
+    assert [(f.writer_version, f.reader_version) for f in failures] == [(3, 1)]  # s3 reads s1
+
+
+def test_pairs_follow_the_registry() -> None:
+    assert pairs(3, Mode.BACKWARD) == [(3, 4)]
+    assert pairs(3, Mode.FORWARD) == [(4, 3)]
+    assert pairs(2, Mode.FULL_TRANSITIVE) == [(2, 3), (3, 2), (1, 3), (3, 1)]
+    assert pairs(0, Mode.FULL) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Safety per operation (rules/safety.py)
+
+OLD = schema_from_notation({"fields": [
+    {"name": "id", "type": "int32", "nullable": False}, {"name": "note", "type": "string"},
+    {"name": "amt", "type": "decimal(10,2)"}]})
+NEW = schema_from_notation({"fields": [
+    {"name": "id", "type": "int64", "nullable": False}, {"name": "amt", "type": "decimal(12,2)"},
+    {"name": "flag", "type": "boolean", "nullable": False}]})
+
+
+def safety(profile: str, options: Options | None = None) -> dict[tuple[str, str], tuple[Mode, str]]:
+    return {(s.operation.kind, s.operation.path): (s.mode, s.deploy_order)
+            for s in operation_safety(OLD, NEW, profile, options)}
+
+
+def test_safety_under_spark_read() -> None:
+    assert safety("spark-read") == {
+        ("widen_type", "id"): (Mode.BACKWARD, "readers first"),  # int read as bigint, not back
+        ("widen_type", "amt"): (Mode.BACKWARD, "readers first"),
+        ("add_required_field", "flag"): (Mode.FULL, "any order"),  # missing columns read as null
+        ("drop_field", "note"): (Mode.FULL, "any order"),
+    }
+
+
+def test_safety_under_avro() -> None:
+    assert safety("avro") == {
+        ("widen_type", "id"): (Mode.BACKWARD, "readers first"),
+        ("widen_type", "amt"): (Mode.FULL, "any order"),  # Avro ignores decimal precision (§1)
+        ("add_required_field", "flag"): (Mode.FORWARD, "writers first"),  # no default (§1)
+        ("drop_field", "note"): (Mode.BACKWARD, "readers first"),  # old readers need a default
+    }
+
+
+def test_safety_under_delta_without_type_widening() -> None:
+    modes = safety("delta-read")
+    assert modes[("widen_type", "id")] == (Mode.NONE, "together")
+    assert safety("delta-read", Options(type_widening=True))[("widen_type", "id")] == (
+        Mode.BACKWARD, "readers first")
+
+
+def test_merge_keeps_order_and_ors_nullability() -> None:
+    left = schema_from_notation({"fields": [{"name": "b", "type": "int32", "nullable": False},
+                                            {"name": "a", "type": "decimal(10,2)", "nullable": False}]})
+    right = schema_from_notation({"fields": [{"name": "c", "type": "string"},
+                                             {"name": "A", "type": "decimal(12,2)"}]})
+    result = merge_rules.merge([left, right], "spark-merge")
+    assert result.merged is not None
+    assert [(f.name, f.nullable) for f in result.merged.fields] == [("b", False), ("a", True), ("c", True)]
+    assert result.merged.fields[1].type == schema_from_notation(
+        {"fields": [{"name": "x", "type": "decimal(12,2)"}]}).fields[0].type
+    sensitive = merge_rules.merge([left, right], "spark-merge", Options(case_sensitive=True))
+    assert [f.name for f in sensitive.merged.fields] == ["b", "a", "c", "A"]  # type: ignore[union-attr]
