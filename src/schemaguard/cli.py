@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
 
 import typer
 
 from schemaguard.formats.notation import NotationError
+from schemaguard.model import Identity, Schema
+from schemaguard.rules.modes import Mode
+from schemaguard.rules.profiles import PROFILES, Options
 
 app = typer.Typer(
     add_completion=False,
@@ -39,6 +43,29 @@ class Engine(StrEnum):
 FormatOption = Annotated[
     OutputFormat, typer.Option("--format", help="text (rich tables) or json (stable keys)")
 ]
+
+
+# Choices come from the rules themselves, so a mode or option added there is accepted here.
+IDENTITIES: tuple[Identity, ...] = get_args(Identity)
+COLUMN_MAPPINGS = get_args(get_type_hints(Options)["column_mapping"])
+ICEBERG_VERSIONS = get_args(get_type_hints(Options)["iceberg_version"])
+MERGE_PROFILES = ("spark-merge", "delta-merge")  # the profiles rules.merge.merge implements
+
+# Profile, mode and identity are plain strings checked by `_choice`: typer's own check prints a
+# multi-line box, and a bad value must be one line (exit 2) like any other bad input.
+ProfileOption = Annotated[str, typer.Option("--profile", help=f"reader profile: {', '.join(PROFILES)}")]
+IdentityOption = Annotated[str | None, typer.Option(
+    "--identity", help=f"how the reader finds fields: {'|'.join(IDENTITIES)} (default: the profile's)")]
+TypeWideningOption = Annotated[bool, typer.Option("--type-widening", help="Delta's type widening is on")]
+ColumnMappingOption = Annotated[str, typer.Option(
+    "--column-mapping", help=f"Delta column mapping: {'|'.join(COLUMN_MAPPINGS)}")]
+IcebergVersionOption = Annotated[str, typer.Option(
+    "--iceberg-version", help=f"Iceberg spec version: {'|'.join(map(str, ICEBERG_VERSIONS))}")]
+UniformOption = Annotated[bool, typer.Option("--uniform", help="Delta UniForm (Iceberg readers) is on")]
+CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class UsageError(Exception):
@@ -92,15 +119,160 @@ def demo(
     typer.echo(f"try: schemaguard scan {table}")
 
 
+@app.command()
+def compare(
+    writer: Annotated[str, typer.Option("--writer", help="the data's schema: a file, table or Delta dir")],
+    reader: Annotated[str, typer.Option("--reader", help="the reader's schema (of several: the newest)")],
+    profile: ProfileOption,
+    identity: IdentityOption = None,
+    type_widening: TypeWideningOption = False,
+    column_mapping: ColumnMappingOption = "none",
+    iceberg_version: IcebergVersionOption = "2",
+    uniform: UniformOption = False,
+    case_sensitive: CaseSensitiveOption = False,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Can READER read data written with WRITER? Every version of WRITER is checked as a writer."""
+    from schemaguard.report import rules_output
+    from schemaguard.rules.profiles import can_read
+
+    profile = _choice(profile, PROFILES, "--profile")
+    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
+    writers, notes = _schemas([writer])
+    readers, reader_notes = (writers, []) if reader == writer else _schemas([reader])
+    reader_label, reader_schema = readers[-1]
+    if len(readers) > 1:
+        notes.append(f"the reader is {reader_label}, the newest of {len(readers)} versions of {reader}")
+    report = rules_output.CompareReport(
+        profile, options, reader_label,
+        tuple((label, tuple(can_read(schema, reader_schema, profile, options))) for label, schema in writers),
+        tuple(notes + reader_notes))
+    _render(output, report, rules_output.compare_json, rules_output.compare_text)
+    _exit(report.compatible)
+
+
+@app.command()
+def merge(
+    sources: Annotated[list[str], typer.Argument(help="schemas in merge order (a table: all its versions)")],
+    profile: Annotated[str, typer.Option("--profile", help=" or ".join(MERGE_PROFILES))],
+    type_widening: TypeWideningOption = False,
+    case_sensitive: CaseSensitiveOption = False,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Does the merge of the schemas succeed, and what comes out? The first is the left side (Delta: the
+    table)."""
+    from schemaguard.report import rules_output
+    from schemaguard.rules.merge import merge as merge_schemas
+
+    profile = _choice(profile, MERGE_PROFILES, "--profile")
+    options = Options(type_widening=type_widening, case_sensitive=case_sensitive)
+    labelled, notes = _schemas(sources, at_least=2, what="merge")
+    schemas = [schema for _, schema in labelled]
+    result = merge_schemas(schemas, profile, options)
+    # merge() names the conflicting column, not the input that brought it: find the shortest
+    # prefix of the inputs that fails to merge.
+    culprit = None if result.ok else next(
+        k - 1 for k in range(2, len(schemas) + 1) if not merge_schemas(schemas[:k], profile, options).ok)
+    report = rules_output.MergeReport(profile, options, tuple(label for label, _ in labelled), result,
+                                      culprit, tuple(notes))
+    _render(output, report, rules_output.merge_json, rules_output.merge_text)
+    _exit(result.ok)
+
+
+@app.command()
+def evolve(
+    versions: Annotated[list[str], typer.Argument(help="V1 .. Vn oldest first (or one table: its versions)")],
+    mode: Annotated[str, typer.Option("--mode", help=f"{', '.join(Mode)} (any case)")],
+    profile: ProfileOption,
+    identity: IdentityOption = None,
+    type_widening: TypeWideningOption = False,
+    column_mapping: ColumnMappingOption = "none",
+    iceberg_version: IcebergVersionOption = "2",
+    uniform: UniformOption = False,
+    case_sensitive: CaseSensitiveOption = False,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """May Vn follow V1..Vn-1 under MODE? Pairs are checked as a schema registry checks them."""
+    from schemaguard.report import rules_output
+    from schemaguard.rules.modes import check
+
+    checked_mode = _choice(mode, list(Mode), "--mode")
+    profile = _choice(profile, PROFILES, "--profile")
+    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
+    labelled, notes = _schemas(versions, at_least=2, what="evolve")
+    schemas = [schema for _, schema in labelled]
+    failures = check(schemas[:-1], schemas[-1], checked_mode, profile, options)
+    report = rules_output.EvolveReport(checked_mode, profile, options, tuple(label for label, _ in labelled),
+                                       tuple(failures), tuple(notes))
+    _render(output, report, rules_output.evolve_json, rules_output.evolve_text)
+    _exit(report.compatible)
+
+
+def _choice(value: str, choices: Sequence[T], option: str) -> T:
+    """The choice `value` names, in any case; else a one-line usage error listing the choices."""
+    for choice in choices:
+        if str(choice).lower() == value.lower():
+            return choice
+    fail(f"{option} {value!r} is not one of {', '.join(map(str, choices))}")
+
+
+def _options(identity: str | None, type_widening: bool, column_mapping: str, iceberg_version: str,
+             uniform: bool, case_sensitive: bool) -> Options:
+    return Options(
+        type_widening=type_widening,
+        column_mapping=_choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),
+        iceberg_version=_choice(iceberg_version, ICEBERG_VERSIONS, "--iceberg-version"),
+        uniform=uniform,
+        case_sensitive=case_sensitive,
+        identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
+    )
+
+
+def _schemas(
+    sources: list[str], at_least: int = 1, what: str = ""
+) -> tuple[list[tuple[str, Schema]], list[str]]:
+    """Every schema of the sources, oldest first, labelled by the path as given (a table's versions
+    as `path@v3`, so labels from two tables never collide), and the loader's notes."""
+    from schemaguard.formats.load import load_schemas
+
+    labelled: list[tuple[str, Schema]] = []
+    notes: list[str] = []
+    for source in sources:
+        loaded = load_schemas(source)
+        versioned = loaded.kind in ("table", "delta")
+        labelled += [(f"{source}@{label}" if versioned else source, schema)
+                     for label, schema in loaded.schemas]
+        notes += [f"{source}: {note}" for note in loaded.notes]
+    if len(labelled) < at_least:
+        fail(f"{what} needs at least {at_least} schemas; {' '.join(sources)} holds {len(labelled)}")
+    return labelled, notes
+
+
+def _render(
+    output: OutputFormat, report: R, to_json: Callable[[R], Any], to_text: Callable[[R], None]
+) -> None:
+    if output == OutputFormat.json:
+        _print_json(to_json(report))
+    else:
+        to_text(report)
+
+
+def _exit(ok: bool) -> None:
+    if not ok:
+        raise typer.Exit(EXIT_FAIL)
+
+
 def _print_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def main() -> None:
+    from schemaguard.formats.load import SchemaLoadError
     from schemaguard.lake.discover import DiscoveryError
     from schemaguard.spark import SparkSetupError
 
     try:
         app()
-    except (DiscoveryError, NotationError, UsageError, FileExistsError, SparkSetupError) as e:
+    except (DiscoveryError, NotationError, SchemaLoadError, UsageError, FileExistsError,
+            SparkSetupError) as e:
         fail(str(e))

@@ -17,6 +17,7 @@ from schemaguard.formats.notation import schema_to_notation
 from schemaguard.lake.discover import Listing
 from schemaguard.lake.history import ColumnChange, History, column_changes
 from schemaguard.lake.scan import ScanResult
+from schemaguard.report.console import console as terminal
 from schemaguard.report.findings import Finding, scan_findings
 
 PROGRESS_ABOVE = 2000  # files; smaller scans finish before a bar would help
@@ -106,8 +107,7 @@ def _column_json(c: Any) -> dict[str, Any]:
 
 
 def render_text(report: ScanReport, console: Console | None = None) -> None:
-    # Piped output (CI logs, files) gets a fixed width instead of rich's 80-column fallback.
-    out = console or (Console() if sys.stdout.isatty() else Console(width=130))
+    out = console or terminal()
     h = report.history
     counts = to_json(report, 0)["counts"]
     out.print(f"[bold]{report.table}[/]  {counts['files']} data files, {counts['rows']:,} rows, "
