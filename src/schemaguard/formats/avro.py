@@ -313,12 +313,12 @@ def _type_to_avro(t: DataType, path: str, name: str, aliases: list[str]) -> Any:
     if isinstance(t, StructType):
         return _record(t.fields, path, named)
     if isinstance(t, ListType):
-        items = _type_to_avro(t.element, path + "[]", name + ".element", [])
+        items = _type_to_avro(t.element, path + "[]", name + ".element", [a + ".element" for a in aliases])
         return {"type": "array", "items": _nullable(items, t.element_nullable)}
     if isinstance(t, MapType):
         if t.key != StringType():
             raise AvroSchemaError(f"{_at(path)}: Avro map keys are strings, not {describe(t.key)}")
-        values = _type_to_avro(t.value, path + "{value}", name + ".value", [])
+        values = _type_to_avro(t.value, path + "{value}", name + ".value", [a + ".value" for a in aliases])
         return {"type": "map", "values": _nullable(values, t.value_nullable)}
     if isinstance(t, EnumType):
         return _enum_to_avro(t, path, named)
@@ -334,7 +334,8 @@ def _type_to_avro(t: DataType, path: str, name: str, aliases: list[str]) -> Any:
 
 
 def _record(fields: tuple[Field, ...], path: str, named: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "record", **named, "fields": [_field_to_avro(f, path, named["name"]) for f in fields]}
+    names = [named["name"], *named.get("aliases", [])]  # every full name the record may have had
+    return {"type": "record", **named, "fields": [_field_to_avro(f, path, names) for f in fields]}
 
 
 def _enum_to_avro(t: EnumType, path: str, named: dict[str, Any]) -> dict[str, Any]:
@@ -347,10 +348,14 @@ def _enum_to_avro(t: EnumType, path: str, named: dict[str, Any]) -> dict[str, An
     return doc
 
 
-def _field_to_avro(f: Field, parent: str, record: str) -> dict[str, Any]:
+def _field_to_avro(f: Field, parent: str, record: list[str]) -> dict[str, Any]:
+    """`record`: the enclosing record's full name, then its aliases (names it may have had)."""
     path = _child(parent, f.name)
     _check_names((f.name, *f.aliases), path, "field name or alias")
-    t = _type_to_avro(f.type, path, f"{record}.{f.name}", [f"{record}.{a}" for a in f.aliases])
+    name = f"{record[0]}.{f.name}"
+    # The type may have been written under any earlier name of the record and of the field.
+    aliases = list(dict.fromkeys(f"{r}.{n}" for r in record for n in (f.name, *f.aliases)))
+    t = _type_to_avro(f.type, path, name, [a for a in aliases if a != name])
     doc: dict[str, Any] = {"name": f.name, "type": _nullable(t, f.nullable, f.default_json)}
     if f.default_json is not None:
         doc["default"] = json.loads(f.default_json)

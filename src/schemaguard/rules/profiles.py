@@ -39,7 +39,7 @@ from schemaguard.model import (
     TimeType,
     UuidType,
 )
-from schemaguard.rules.identity import match_fields
+from schemaguard.rules.identity import Pair, match_fields
 
 ProfileName = Literal[
     "avro", "spark-read", "spark-merge", "delta-merge", "delta-read", "iceberg", "positional"
@@ -387,7 +387,9 @@ def can_read(writer: Schema, reader: Schema, profile: str, options: Options | No
 def _struct(w: tuple[Field, ...], r: tuple[Field, ...], path: str, table: Table, o: Options) -> list[Problem]:
     identity = _identity(o, table.default_identity)
     problems: list[Problem] = []
-    for pair in match_fields(w, r, identity, aliases=table.aliases):
+    pairs = (_avro_pairs(w, r) if table.aliases and identity == "name"
+             else match_fields(w, r, identity, aliases=table.aliases))
+    for pair in pairs:
         wf, rf = pair.writer, pair.reader
         if rf is None:
             continue  # data the reader does not ask for is skipped by every reader here
@@ -404,6 +406,22 @@ def _struct(w: tuple[Field, ...], r: tuple[Field, ...], path: str, table: Table,
         problems += _nullability(wf.nullable, rf.nullable, here, "field", table)
         problems += _type(wf.type, rf.type, here, table, o)
     return problems
+
+
+def _avro_pairs(w: tuple[Field, ...], r: tuple[Field, ...]) -> list[Pair]:
+    """Avro's `lookupWriterField`: each reader field on its own takes the writer field with its name,
+    else the one named by its first alias (in the reader's order) that names one. A writer field may
+    feed several reader fields; unmatched writer fields are skipped (compat-rules.md §1 Identity;
+    SchemaCompatibility.lookupWriterField, avro-python compatibility.lookup_writer_field)."""
+    by_name = {f.name: f for f in w}
+    pairs: list[Pair] = []
+    for rf in r:
+        if rf.name in by_name:
+            pairs.append(Pair(by_name[rf.name], rf, "name"))
+            continue
+        hit = next((by_name[a] for a in rf.aliases if a in by_name), None)
+        pairs.append(Pair(hit, rf, "alias" if hit is not None else None))
+    return pairs
 
 
 def _nullability(w_null: bool, r_null: bool, path: str, what: str, table: Table) -> list[Problem]:
