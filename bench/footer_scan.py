@@ -1,0 +1,508 @@
+"""Footer-scan benchmark: schemaguard's scan against a bare pyarrow loop and Spark's mergeSchema.
+
+Run with `make bench` (or `.venv/bin/python bench/footer_scan.py --files 500 --repeat 2` to try it
+small). It builds, once, a hive-partitioned Parquet table with a few distinct writer schemas under
+`.bench/` (git-ignored) and reuses it; a marker file written last means a half-written table is
+rebuilt. Then, in one run, it measures best-of-K wall time with a warm page cache (the
+repetitions of a and b interleaved) of:
+
+  a. schemaguard's scan as `schemaguard scan` does it: discover + scan + build_history
+     (listing, footers, statistics and versions), with the footer-schema cache cleared before
+     each repetition;
+  b. a bare `pyarrow.parquet.read_metadata` loop over the same paths (listed before timing);
+  c. Spark's `spark.read.option("mergeSchema", "true").parquet(path).schema` in a warm session;
+
+and the peak memory of one scan in a fresh subprocess. Targets (parquet-and-spark.md §5): the
+scan runs at >= 0.8x the speed of the bare pyarrow loop and >= 3x the speed of Spark's merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE_DIR = REPO / ".bench" / "footer_scan"
+GENERATOR_VERSION = 1  # bump when the generated table changes, so old caches are rebuilt
+SEED = 20240101
+MAX_PARTITIONS = 100
+FIRST_DAY = date(2024, 1, 1)
+TARGET_VS_PYARROW = 0.8  # scan speed / bare read_metadata loop speed
+TARGET_VS_SPARK = 3.0  # scan speed / Spark mergeSchema speed
+NOISY_ABOVE = 0.1  # cores used by other processes while timing, on average
+
+BASE_FIELDS = (
+    pa.field("id", pa.int64()),
+    pa.field("user", pa.string()),
+    pa.field("amount", pa.decimal128(12, 2)),
+    pa.field("ts", pa.timestamp("us", tz="UTC")),
+    pa.field("tags", pa.list_(pa.string())),
+)
+EXTRA_NOTE = pa.field("extra_note", pa.string())  # every 4th file
+SCORE = pa.field("score", pa.float64())  # every 10th file (i % 10 == 3)
+
+# The scan as `schemaguard scan` does it, in a fresh interpreter, printing its peak memory as JSON.
+# It forks first: Linux carries the spawning process's peak RSS over fork+exec into the new
+# program's ru_maxrss (so this interpreter reports the bench's own peak), but a forked child starts
+# from zero. The child then starts its own workers, which RUSAGE_CHILDREN covers.
+MEMORY_PROBE = """
+import os, sys
+pid = os.fork()
+if pid:
+    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+import json, resource
+from schemaguard.lake.discover import discover
+from schemaguard.lake.history import build_history
+from schemaguard.lake.scan import scan
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+listing = discover(sys.argv[1])
+result = scan(listing)
+history = build_history(result.footers)
+print(json.dumps({
+    "after_imports_kb": before,
+    "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    "versions": len(history.versions),
+}))
+"""
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    files: int
+    per_partition: int
+
+    @property
+    def partitions(self) -> int:
+        return math.ceil(self.files / self.per_partition)
+
+    def day(self, i: int) -> date:
+        return FIRST_DAY + timedelta(days=i // self.per_partition)
+
+    def rel_path(self, i: int) -> str:
+        return f"dt={self.day(i).isoformat()}/part-{i:05d}.parquet"
+
+
+def layout_for(n_files: int) -> Layout:
+    partitions = min(MAX_PARTITIONS, n_files)
+    return Layout(n_files, math.ceil(n_files / partitions))
+
+
+def file_schema(i: int) -> pa.Schema:
+    fields = list(BASE_FIELDS)
+    if i % 4 == 0:
+        fields.append(EXTRA_NOTE)
+    if i % 10 == 3:
+        fields.append(SCORE)
+    return pa.schema(fields)
+
+
+def distinct_schemas(n_files: int) -> int:
+    return len({file_schema(i).to_string() for i in range(n_files)})
+
+
+def make_table(i: int, day: date, rng: random.Random) -> pa.Table:
+    n = rng.randint(40, 60)
+    midnight_us = int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) * 10**6
+    columns: dict[str, list[Any]] = {
+        "id": list(range(i * 100, i * 100 + n)),
+        "user": [f"user{rng.randrange(5000):04d}" for _ in range(n)],
+        "amount": [Decimal(rng.randrange(-10**5, 10**7)).scaleb(-2) for _ in range(n)],
+        "ts": [midnight_us + rng.randrange(86_400 * 10**6) for _ in range(n)],
+        "tags": [rng.sample(["a", "b", "c", "vip", "new"], rng.randint(0, 3)) for _ in range(n)],
+        "extra_note": [None if rng.random() < 0.3 else f"note {i}-{k}" for k in range(n)],
+        "score": [None if rng.random() < 0.2 else rng.random() * 100 for _ in range(n)],
+    }
+    schema = file_schema(i)
+    return pa.table({f.name: pa.array(columns[f.name], f.type) for f in schema}, schema=schema)
+
+
+def marker_text(n_files: int) -> str:
+    return json.dumps({"generator": GENERATOR_VERSION, "files": n_files, "seed": SEED})
+
+
+def ensure_table(n_files: int) -> Path:
+    """The cached table for `n_files`, generated first if missing or half-written."""
+    case = CACHE_DIR / f"n{n_files}"
+    table, marker = case / "table", case / "COMPLETE"
+    if marker.exists() and marker.read_text() == marker_text(n_files):
+        log(f"reusing cached table {table.relative_to(REPO)} ({n_files:,} files)")
+        return table
+    if case.exists():
+        log(f"discarding incomplete or outdated cache {case.relative_to(REPO)}")
+        shutil.rmtree(case)
+    generate(table, layout_for(n_files))
+    marker.write_text(marker_text(n_files))
+    return table
+
+
+def generate(table: Path, layout: Layout) -> None:
+    log(f"generating {layout.files:,} files in {layout.partitions} partitions under "
+        f"{table.relative_to(REPO)} ...")
+    rng = random.Random(SEED)
+    start = time.perf_counter()
+    step = max(1, layout.files // 10)
+    for i in range(layout.files):
+        path = table / layout.rel_path(i)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(make_table(i, layout.day(i), rng), path)
+        if (i + 1) % step == 0 or i + 1 == layout.files:
+            log(f"  {i + 1:>7,} / {layout.files:,} files  ({time.perf_counter() - start:.1f} s)")
+
+
+def list_paths(table: Path) -> list[str]:
+    return sorted(str(p) for p in table.rglob("*.parquet"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    method: str
+    runs: tuple[float, ...]
+    files: int
+
+    @property
+    def best(self) -> float:
+        return min(self.runs)
+
+    @property
+    def rate(self) -> float:
+        return self.files / self.best
+
+
+def interleaved(repeat: int, works: dict[str, Callable[[], object]]) -> dict[str, list[float]]:
+    """Wall times of each work, run round-robin `repeat` times so that a change in background
+    load hits every method alike. The footer-schema cache is cleared (untimed) before each run."""
+    runs: dict[str, list[float]] = {name: [] for name in works}
+    for _ in range(repeat):
+        for name, work in works.items():
+            clear_footer_cache()
+            start = time.perf_counter()
+            work()
+            runs[name].append(time.perf_counter() - start)
+    return runs
+
+
+def wall(work: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def clear_footer_cache() -> None:
+    from schemaguard.formats import parquet as sg_parquet
+
+    sg_parquet._FOOTERS.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOutcome:
+    footers: int
+    unreadable: int
+    versions: int
+
+
+def schemaguard_scan(table: Path, workers: int | None = None) -> ScanOutcome:
+    """What `schemaguard scan` does before rendering: listing, footers and stats, versions."""
+    from schemaguard.lake.discover import discover
+    from schemaguard.lake.history import build_history
+    from schemaguard.lake.scan import scan
+
+    listing = discover(str(table))
+    result = scan(listing, workers=workers)
+    history = build_history(result.footers)
+    return ScanOutcome(len(result.footers), len(result.unreadable), len(history.versions))
+
+
+def bare_pyarrow(paths: Sequence[str]) -> int:
+    rows = 0
+    for p in paths:
+        rows += pq.read_metadata(p).num_rows
+    return rows
+
+
+SCAN = "(a) schemaguard scan"
+SCAN_IN_PROCESS = "    diag: scan in-process, workers=1"
+BARE = "(b) bare pq.read_metadata loop"
+
+
+def time_local(table: Path, paths: Sequence[str], repeat: int) -> dict[str, Timing]:
+    log("timing (a) schemaguard discover + scan + build_history, the same in-process "
+        "(diagnostic), and (b) a bare pyarrow.parquet.read_metadata loop, interleaved ...")
+    works: dict[str, Callable[[], object]] = {
+        SCAN: lambda: schemaguard_scan(table),
+        SCAN_IN_PROCESS: lambda: schemaguard_scan(table, workers=1),
+        BARE: lambda: bare_pyarrow(paths),
+    }
+    runs = interleaved(repeat, works)
+    return {name: Timing(name, tuple(r), len(paths)) for name, r in runs.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class SparkResult:
+    start_s: float
+    first_query_s: float
+    timing: Timing
+    fields: int
+    others: float | None  # cores used by other processes while timing
+
+
+def time_spark(table: Path, n_files: int, repeat: int) -> SparkResult:
+    home = tempfile.mkdtemp(prefix="schemaguard-bench-")
+    os.environ["SCHEMAGUARD_HOME"] = home  # metastore, warehouse and derby.log go here
+    try:
+        log("starting Spark (pyspark import + JVM + session) ...")
+        start = time.perf_counter()
+        from schemaguard.spark import get_spark
+
+        spark = get_spark("bench")
+        start_s = time.perf_counter() - start
+
+        def merged_schema() -> object:
+            return spark.read.option("mergeSchema", "true").parquet(str(table)).schema
+
+        log("timing (c) Spark mergeSchema: one warm-up query, then best-of ...")
+        first_s, schema = wall(merged_schema)
+        before = cpu_snapshot()
+        runs = tuple(wall(merged_schema)[0] for _ in range(repeat))
+        others = others_cores(before, cpu_snapshot())
+        spark.stop()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    fields = len(schema.fields)  # type: ignore[attr-defined]
+    return SparkResult(start_s, first_s,
+                       Timing("(c) Spark mergeSchema (warm session)", runs, n_files), fields,
+                       others)
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    after_imports_kb: int
+    self_kb: int
+    children_kb: int
+
+
+def measure_memory(table: Path) -> Memory:
+    log("measuring peak memory of one scan in a fresh subprocess ...")
+    proc = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(table)],
+                          capture_output=True, text=True, check=True)
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    return Memory(data["after_imports_kb"], data["self_kb"], data["children_kb"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Other processes competing for the CPU (Linux /proc; the load average would count our workers)
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSnapshot:
+    wall: float
+    busy: float  # CPU seconds the whole machine spent busy since boot
+    ours: float  # CPU seconds of this process, its reaped children and its live descendants
+
+
+def cpu_snapshot() -> CpuSnapshot | None:
+    if not Path("/proc/stat").exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:8]]  # user .. softirq (steal apart)
+    busy = (sum(ticks) - ticks[3] - ticks[4]) / tick  # minus idle and iowait
+    t = os.times()
+    ours = t.user + t.system + t.children_user + t.children_system
+    procs = _processes()
+    ours += sum(cpu for pid, (_, cpu) in procs.items() if _descends(pid, os.getpid(), procs))
+    return CpuSnapshot(time.perf_counter(), busy, ours)
+
+
+def _processes() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds) for every process still in /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[int, float]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+        out[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def _descends(pid: int, root: int, procs: dict[int, tuple[int, float]]) -> bool:
+    while pid in procs and pid > 1:
+        pid = procs[pid][0]
+        if pid == root:
+            return True
+    return False
+
+
+def others_cores(start: CpuSnapshot | None, end: CpuSnapshot | None) -> float | None:
+    """Average number of cores other processes kept busy between two snapshots."""
+    if start is None or end is None:
+        return None
+    other = (end.busy - start.busy) - (end.ours - start.ours)
+    return max(0.0, other / (end.wall - start.wall))
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def mib(kb: int) -> str:
+    return f"{kb / 1024:,.1f} MiB"  # Linux reports ru_maxrss in KiB
+
+
+def fmt_cores(cores: float | None) -> str:
+    return "n/a (no /proc)" if cores is None else f"{cores:.2f} cores"
+
+
+def verdict(ratio: float, target: float) -> str:
+    return "PASS" if ratio >= target else "MISS"
+
+
+def print_table(timings: Sequence[Timing]) -> None:
+    width = max(len(t.method) for t in timings)
+    log(f"\n{'method':<{width}}  {'best s':>8}  {'files/s':>9}  runs (s)")
+    log("-" * (width + 40))
+    for t in timings:
+        runs = " ".join(f"{r:.3f}" for r in t.runs)
+        log(f"{t.method:<{width}}  {t.best:>8.3f}  {t.rate:>9,.0f}  {runs}")
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    n_files: int
+    repeat: int
+    layout: Layout
+    scan: Timing
+    scan_in_process: Timing
+    bare: Timing
+    spark: SparkResult
+    outcome: ScanOutcome
+    memory: Memory
+    local_others: float | None  # cores used by other processes while timing a and b
+
+
+def print_report(r: Report) -> None:
+    cores = os.cpu_count()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
+    log("\n=== footer scan benchmark ===")
+    log(f"table: {r.n_files:,} files, {r.layout.partitions} partitions (dt=YYYY-MM-DD), "
+        "~50 rows each")
+    log(f"machine: {cores} cores ({usable} usable), {platform.machine()}, Python "
+        f"{platform.python_version()}, pyarrow {pa.__version__}")
+    log(f"timing: best of {r.repeat} wall-clock runs, warm OS page cache (every file read once "
+        "before timing; caches not dropped)")
+    log(f"CPU used by other processes while timing: {fmt_cores(r.local_others)} (a, b), "
+        f"{fmt_cores(r.spark.others)} (c)")
+    if max(r.local_others or 0.0, r.spark.others or 0.0) > NOISY_ABOVE:
+        log("WARNING: other processes competed for the CPU; the figures are noisy, rerun when idle")
+    print_table([r.scan, r.scan_in_process, r.bare, r.spark.timing])
+    vs_bare = r.bare.best / r.scan.best
+    vs_spark = r.spark.timing.best / r.scan.best
+    log("\nratios (scan speed relative to the other method; higher is better):")
+    log(f"  scan vs bare pyarrow loop : {vs_bare:5.2f}x  (target >= {TARGET_VS_PYARROW}x)  "
+        f"{verdict(vs_bare, TARGET_VS_PYARROW)}")
+    log(f"  scan vs Spark mergeSchema : {vs_spark:5.2f}x  (target >= {TARGET_VS_SPARK}x)  "
+        f"{verdict(vs_spark, TARGET_VS_SPARK)}")
+    log("\nSpark (local[*], UI off):")
+    log(f"  session start (pyspark import + JVM + SparkSession): {r.spark.start_s:.2f} s")
+    log(f"  first (cold) mergeSchema query, the untimed warm-up: {r.spark.first_query_s:.2f} s")
+    log(f"  merged schema: {r.spark.fields} fields (data columns + partition column dt)")
+    expected = distinct_schemas(r.n_files)
+    sanity = "OK" if r.outcome.versions == expected else "MISMATCH"
+    log("\nsanity:")
+    log(f"  schema versions found: {r.outcome.versions} (distinct schemas generated: {expected}) "
+        f"{sanity}")
+    log(f"  footers read: {r.outcome.footers:,}, unreadable: {r.outcome.unreadable}")
+    print_memory(r.memory)
+
+
+def print_memory(memory: Memory) -> None:
+    log("\npeak memory of one scan (fresh subprocess, ru_maxrss = peak resident set size):")
+    log(f"  scanning process (RUSAGE_SELF)        : {mib(memory.self_kb)}"
+        f"  (of which {mib(memory.after_imports_kb)} already after imports)")
+    log(f"  largest worker (RUSAGE_CHILDREN)      : {mib(memory.children_kb)}"
+        "  (peak of the single largest child, not a sum)")
+    log(f"  max of the two                        : {mib(max(memory.self_kb, memory.children_kb))}")
+    log("  a forked worker's RSS counts the pages it shares copy-on-write with the scanning")
+    log("  process, so the combined footprint lies between the max and self + workers x largest.")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--files", type=positive, default=10_000,
+                        help="files in the generated table (default 10000)")
+    parser.add_argument("--repeat", type=positive, default=3,
+                        help="timed repetitions per method; the best is reported (default 3)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    n_files: int = args.files
+    repeat: int = args.repeat
+    table = ensure_table(n_files)
+    paths = list_paths(table)
+    if len(paths) != n_files:
+        sys.exit(f"expected {n_files} files under {table}, found {len(paths)}; delete it and rerun")
+    bare_pyarrow(paths)  # warm the page cache: every method then reads from memory
+    outcome = schemaguard_scan(table)  # what the scan finds (and one more warm-up)
+    before = cpu_snapshot()
+    local = time_local(table, paths, repeat)
+    local_others = others_cores(before, cpu_snapshot())
+    memory = measure_memory(table)  # before Spark, so the JVM does not compete for cores
+    spark = time_spark(table, len(paths), repeat)
+    report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_IN_PROCESS],
+                    local[BARE], spark, outcome, memory, local_others)
+    print_report(report)
+
+
+if __name__ == "__main__":
+    main()
