@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
+from pyarrow._parquet import ParquetReader  # what pq.ParquetFile wraps; see _read_metadata
 
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
@@ -107,8 +108,10 @@ class FooterSchema:
     stat_kinds: tuple[str, ...]  # per leaf, how to make raw min/max comparable (see _stat_kinds)
 
 
-@dataclass(frozen=True, slots=True)
-class FileFooter:
+class FileFooter(NamedTuple):
+    """One file's footer. A NamedTuple: the local engine pickles one per file back from its
+    workers, and tuples pickle several times faster than dataclasses."""
+
     path: str  # as given to the reader (absolute path or URI)
     rel: str  # relative to the table root
     partition: tuple[tuple[str, str | None], ...]
@@ -147,7 +150,7 @@ def read_footer(
     if size == 0:
         raise UnreadableFile("zero-byte file (an unfinished or failed write)")
     try:
-        md = pq.read_metadata(path, filesystem=filesystem)
+        md = _read_metadata(path, filesystem)
     except FileNotFoundError:
         raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
     except PermissionError:
@@ -162,15 +165,42 @@ def read_footer(
         path=path,
         rel=path if rel is None else rel,
         partition=partition,
-        size=md.serialized_size if size is None else size,
+        size=_size(path, filesystem) if size is None else size,
         mtime=mtime,
         rows=md.num_rows,
         row_groups=md.num_row_groups,
-        created_by=md.created_by,
+        created_by=_shared(md.created_by),
         footer=footer,
         stats=_statistics(md, footer.stat_kinds),
-        kv_keys=tuple(k.decode("utf-8", "replace") for k in kv),
+        kv_keys=_shared(tuple(k.decode("utf-8", "replace") for k in kv)),
     )
+
+
+_SHARED: dict[Any, Any] = {}
+
+
+def _shared(value: Any) -> Any:
+    """One object for equal values that repeat in every footer (writer, key-value keys), so a
+    chunk of footers pickles each once."""
+    return _SHARED.setdefault(value, value)
+
+
+def _read_metadata(path: str, filesystem: pafs.FileSystem | None) -> pq.FileMetaData:
+    """The footer alone. `pq.read_metadata` goes through `ParquetFile`, whose Python set-up (path
+    resolution, the nested-path maps it builds for reading data) costs as much as the footer read
+    itself on small files; pyarrow's own reader class does only the read (bench/footer_scan.py)."""
+    reader = ParquetReader()
+    if filesystem is None:
+        reader.open(path)
+    else:
+        with filesystem.open_input_file(path) as f:
+            reader.open(f)
+    return reader.metadata
+
+
+def _size(path: str, filesystem: pafs.FileSystem | None) -> int:
+    fs, p = (filesystem, path) if filesystem else pafs.FileSystem.from_uri(_as_uri(path))
+    return int(fs.get_file_info(p).size or 0)
 
 
 def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -> str:
@@ -482,35 +512,35 @@ def _norm(kind: str, value: Any) -> Any:
 
 
 def _statistics(md: pq.FileMetaData, kinds: tuple[str, ...]) -> tuple[LeafStats, ...]:
-    n = len(kinds)
-    nulls: list[int | None] = [0] * n
-    mins: list[Any] = [None] * n
-    maxs: list[Any] = [None] * n
-    complete = [True] * n
-    for r in range(md.num_row_groups):
-        rg = md.row_group(r)
-        for j in range(n):
-            s = rg.column(j).statistics
-            nc = nulls[j]
-            if s is None or not s.has_null_count or nc is None:
-                complete[j] = False
-                nulls[j] = None
-                if s is None:
-                    continue
-            else:
-                nulls[j] = nc + s.null_count
-            kind = kinds[j]
-            if not s.has_min_max or kind == "none":
-                # A row group of nulls only has no min/max and loses nothing by it.
-                if kind == "none" or s.num_values != 0:
-                    complete[j] = False
-                continue
-            lo, hi = s.min_raw, s.max_raw
-            if kind != "raw":
-                lo, hi = _norm(kind, lo), _norm(kind, hi)
-            if r == 0 or mins[j] is None:
-                mins[j], maxs[j] = lo, hi
-            else:
-                mins[j] = min(mins[j], lo)
-                maxs[j] = max(maxs[j], hi)
-    return tuple(LeafStats(nulls[j], mins[j], maxs[j], complete[j]) for j in range(n))
+    if md.num_row_groups == 0:
+        return tuple(LeafStats(0, None, None, True) for _ in kinds)
+    stats = _row_group_stats(md.row_group(0), kinds)
+    for r in range(1, md.num_row_groups):
+        stats = tuple(map(_combine, stats, _row_group_stats(md.row_group(r), kinds)))
+    return stats
+
+
+def _row_group_stats(rg: Any, kinds: tuple[str, ...]) -> tuple[LeafStats, ...]:
+    column = rg.column
+    return tuple([_leaf_stats(column(j).statistics, kind) for j, kind in enumerate(kinds)])
+
+
+def _leaf_stats(s: Any, kind: str) -> LeafStats:
+    if s is None:
+        return LeafStats(None, None, None, False)
+    nulls = s.null_count if s.has_null_count else None
+    if kind == "none" or not s.has_min_max:
+        # A row group of nulls only has no min/max and loses nothing by it.
+        return LeafStats(nulls, None, None, nulls is not None and kind != "none" and s.num_values == 0)
+    if kind == "raw":
+        return LeafStats(nulls, s.min_raw, s.max_raw, nulls is not None)
+    return LeafStats(nulls, _norm(kind, s.min_raw), _norm(kind, s.max_raw), nulls is not None)
+
+
+def _combine(a: LeafStats, b: LeafStats) -> LeafStats:
+    """Two row groups' statistics of one leaf as one."""
+    nulls = None if a.null_count is None or b.null_count is None else a.null_count + b.null_count
+    lows = [x for x in (a.min, b.min) if x is not None]
+    highs = [x for x in (a.max, b.max) if x is not None]
+    return LeafStats(nulls, min(lows) if lows else None, max(highs) if highs else None,
+                     a.complete and b.complete)

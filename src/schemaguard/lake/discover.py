@@ -114,24 +114,32 @@ def discover(location: str) -> Listing:
     return _classify(root, filesystem, entries, is_local)
 
 
+@dataclass(frozen=True, slots=True)
+class _Dir:
+    """What a directory path says about every file in it (computed once per directory)."""
+
+    skipped: bool  # it or a parent is skipped (and reported once, as the topmost one)
+    partition: tuple[tuple[str, str | None], ...]
+
+
 def _classify(
     root: str, filesystem: pafs.FileSystem, entries: list[pafs.FileInfo], is_local: bool
 ) -> Listing:
     prefix = root.rstrip("/") + "/"
     files: list[DataFile] = []
     ignored: list[Ignored] = []
-    skipped_dirs: set[str] = set()
     checksums: dict[str, int] = {}
-    partition_columns: dict[str, None] = {}
+    dirs: dict[str, _Dir] = {"": _Dir(False, ())}
     for e in sorted(entries, key=lambda e: e.path):  # a directory before what it holds
         rel = e.path[len(prefix):] if e.path.startswith(prefix) else e.path
-        parts = rel.split("/")
-        if any("/".join(parts[: i + 1]) in skipped_dirs for i in range(len(parts) - 1)):
+        parent, _, name = rel.rpartition("/")
+        where = dirs.get(parent) or _dir(parent, dirs, ignored)
+        if where.skipped:
             continue  # inside a directory already reported as skipped
-        reason = _path_skip_reason(parts)
+        reason = skip_reason(name)
         if e.type == pafs.FileType.Directory:
+            dirs[rel] = _Dir(reason is not None, where.partition + _partition_of(name))
             if reason:
-                skipped_dirs.add(rel)
                 ignored.append(Ignored(rel + "/", reason))
             continue
         if reason:
@@ -139,10 +147,7 @@ def _classify(
                 checksums[_sidecar_target(rel)] = e.size or 0
             ignored.append(Ignored(rel, reason))
             continue
-        partition = tuple(p for p in map(parse_partition, parts[:-1]) if p is not None)
-        for key, _ in partition:
-            partition_columns.setdefault(key)
-        files.append(DataFile(e.path, rel, e.size or 0, _mtime(e), partition))
+        files.append(DataFile(e.path, rel, e.size or 0, _mtime(e), where.partition))
     files.sort(key=lambda f: f.rel)  # Spark sorts leaves by path; "first file" means this order
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
@@ -150,16 +155,25 @@ def _classify(
         if f.rel in checksums and checksums[f.rel] != crc_size(f.size)
     )
     ignored.sort(key=lambda i: i.rel)
-    return Listing(root, filesystem, tuple(files), tuple(ignored), stale,
-                   tuple(partition_columns), is_local)
+    columns = dict.fromkeys(k for d in dirs.values() if not d.skipped for k, _ in d.partition)
+    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), is_local)
 
 
-def _path_skip_reason(parts: list[str]) -> str | None:
-    for part in parts:
-        reason = skip_reason(part)
-        if reason:
-            return reason
-    return None
+def _dir(rel: str, dirs: dict[str, _Dir], ignored: list[Ignored]) -> _Dir:
+    """A directory the listing did not return as an entry of its own (object stores list only
+    files): derived from its parent, and reported if it is the topmost skipped one."""
+    parent, _, name = rel.rpartition("/")
+    above = dirs.get(parent) or _dir(parent, dirs, ignored)
+    reason = None if above.skipped else skip_reason(name)
+    if reason:
+        ignored.append(Ignored(rel + "/", reason))
+    found = dirs[rel] = _Dir(above.skipped or reason is not None, above.partition + _partition_of(name))
+    return found
+
+
+def _partition_of(name: str) -> tuple[tuple[str, str | None], ...]:
+    kv = parse_partition(name)
+    return (kv,) if kv else ()
 
 
 def _sidecar_target(rel: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,17 +50,39 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
         chunks = list(_chunks(files, 16))
         with ThreadPoolExecutor(REMOTE_THREADS) as pool:
             return _collect(pool, chunks, listing.filesystem, progress)
-    n_workers = workers or os.cpu_count() or 1
+    n_workers = workers or len(os.sched_getaffinity(0))  # the cores this process may use
     if len(files) < IN_PROCESS_BELOW or n_workers == 1:
         out = _read_chunk(files, None)
         if progress:
             progress(len(files))
         return _split([out])
-    # fork: the workers inherit the imported modules and start in milliseconds.
-    context = multiprocessing.get_context("fork")
+    # fork: the workers inherit the imported modules and the listing, start in milliseconds,
+    # and are sent only index ranges into the listing, not the files themselves.
+    global _INHERITED
+    _INHERITED = files
     size = min(CHUNK, max(50, len(files) // (n_workers * 4)))
-    with ProcessPoolExecutor(n_workers, mp_context=context) as pool:
-        return _collect(pool, list(_chunks(files, size)), None, progress)
+    ranges = [(i, min(i + size, len(files))) for i in range(0, len(files), size)]
+    try:
+        with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_read_inherited, lo, hi) for lo, hi in ranges]
+            return _split([_done(f, hi - lo, progress) for f, (lo, hi) in zip(futures, ranges, strict=True)])
+    finally:
+        _INHERITED = ()
+
+
+_INHERITED: Sequence[DataFile] = ()  # the listing a forked worker reads its ranges from
+
+
+def _read_inherited(lo: int, hi: int) -> list[FileFooter | Unreadable]:
+    return _read_chunk(_INHERITED[lo:hi], None)
+
+
+def _done(future: Future[list[FileFooter | Unreadable]], n: int,
+          progress: Progress | None) -> list[FileFooter | Unreadable]:
+    result = future.result()
+    if progress:
+        progress(n)
+    return result
 
 
 def scan_on_spark(listing: Listing, spark: SparkSession) -> ScanResult:
@@ -81,12 +103,7 @@ def _collect(
     progress: Progress | None,
 ) -> ScanResult:
     futures = [pool.submit(_read_chunk, c, filesystem) for c in chunks]
-    results = []
-    for chunk, fut in zip(chunks, futures, strict=True):
-        results.append(fut.result())
-        if progress:
-            progress(len(chunk))
-    return _split(results)
+    return _split([_done(f, len(c), progress) for f, c in zip(futures, chunks, strict=True)])
 
 
 def _chunks(files: Sequence[DataFile], size: int) -> Iterator[Sequence[DataFile]]:
