@@ -161,22 +161,31 @@ def read_footer(
     # str() starts with a repr line naming the object's address; the tree follows it.
     printed = str(md.schema).partition("\n")[2]
     footer = footer_schema(printed, kv.get(SPARK_SCHEMA_KEY), md.schema)
-    return FileFooter(
-        path=path,
-        rel=path if rel is None else rel,
-        partition=partition,
-        size=_size(path, filesystem) if size is None else size,
-        mtime=mtime,
-        rows=md.num_rows,
-        row_groups=md.num_row_groups,
-        created_by=_shared(md.created_by),
-        footer=footer,
-        stats=_statistics(md, footer.stat_kinds),
-        kv_keys=_shared(tuple(k.decode("utf-8", "replace") for k in kv)),
+    return FileFooter(  # positional: this runs once per file, keywords cost measurably
+        path,
+        path if rel is None else rel,
+        partition,
+        _size(path, filesystem) if size is None else size,
+        mtime,
+        md.num_rows,
+        md.num_row_groups,
+        _shared(md.created_by),
+        footer,
+        _statistics(md, footer.stat_kinds),
+        _kv_keys(tuple(kv)),
     )
 
 
 _SHARED: dict[Any, Any] = {}
+_KV_KEYS: dict[tuple[bytes, ...], tuple[str, ...]] = {}
+
+
+def _kv_keys(raw: tuple[bytes, ...]) -> tuple[str, ...]:
+    """Key-value metadata keys as text, decoded once per distinct set of keys."""
+    found = _KV_KEYS.get(raw)
+    if found is None:
+        found = _KV_KEYS[raw] = tuple(k.decode("utf-8", "replace") for k in raw)
+    return found
 
 
 def _shared(value: Any) -> Any:

@@ -130,8 +130,9 @@ def _classify(
     ignored: list[Ignored] = []
     checksums: dict[str, int] = {}
     dirs: dict[str, _Dir] = {"": _Dir(False, ())}
-    for e in sorted(entries, key=lambda e: e.path):  # a directory before what it holds
-        rel = e.path[len(prefix):] if e.path.startswith(prefix) else e.path
+    cut = len(prefix)
+    for path, e in sorted((e.path, e) for e in entries):  # a directory before what it holds
+        rel = path[cut:] if path.startswith(prefix) else path
         parent, _, name = rel.rpartition("/")
         where = dirs.get(parent) or _dir(parent, dirs, ignored)
         if where.skipped:
@@ -147,8 +148,8 @@ def _classify(
                 checksums[_sidecar_target(rel)] = e.size or 0
             ignored.append(Ignored(rel, reason))
             continue
-        files.append(DataFile(e.path, rel, e.size or 0, _mtime(e), where.partition))
-    files.sort(key=lambda f: f.rel)  # Spark sorts leaves by path; "first file" means this order
+        files.append(DataFile(path, rel, e.size or 0, _mtime(e), where.partition))
+    # Spark sorts leaves by path ("the first file" means this order); entries came sorted already.
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
         for f in files

@@ -48,10 +48,11 @@ class History:
 
 def date_partition_column(footers: Sequence[FileFooter]) -> str | None:
     """The first partition column whose values are all dates, if any."""
+    partitions = {f.partition for f in footers}  # one per directory: far fewer than files
     if not footers or not footers[0].partition:
         return None
     for key in (k for k, _ in footers[0].partition):
-        values = {dict(f.partition).get(key) for f in footers}
+        values = {dict(p).get(key) for p in partitions}
         if values and all(v is not None and _as_date(v) for v in values):
             return key
     return None
@@ -74,10 +75,14 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     for f in footers:
         groups.setdefault(f.fingerprint, []).append(f)
 
+    dates: dict[tuple[tuple[str, str | None], ...], str | None] = {}  # per partition directory
+
     def when(f: FileFooter) -> str | None:
         if date_col is not None:
-            value = dict(f.partition)[date_col]
-            return _as_date(value) if value is not None else None
+            if f.partition not in dates:
+                value = dict(f.partition)[date_col]
+                dates[f.partition] = _as_date(value) if value is not None else None
+            return dates[f.partition]
         if f.mtime is None:
             return None
         return datetime.fromtimestamp(f.mtime, UTC).isoformat(timespec="seconds")
@@ -85,7 +90,7 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     drafts = []
     for fp, files in groups.items():
         times = sorted(t for t in map(when, files) if t is not None)
-        parts = sorted({partition_dir(f.partition) for f in files} - {""})
+        parts = sorted({partition_dir(p) for p in {f.partition for f in files}} - {""})
         drafts.append((times[0] if times else None, times[-1] if times else None, fp, files, parts))
     drafts.sort(key=lambda d: (d[0] or "", d[1] or "", d[2]))
     versions = tuple(
