@@ -219,9 +219,9 @@ def wall(work: Callable[[], object]) -> tuple[float, object]:
 
 
 def clear_footer_cache() -> None:
-    from schemaguard.formats import parquet as sg_parquet
+    from schemaguard.formats.parquet import forget_footer_schemas
 
-    sg_parquet._FOOTERS.clear()
+    forget_footer_schemas()
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,10 +68,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class UsageError(Exception):
-    """Bad input: reported in one line with exit code 2."""
-
-
 def fail(message: str) -> NoReturn:
     typer.echo(f"schemaguard: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
@@ -273,6 +269,6 @@ def main() -> None:
 
     try:
         app()
-    except (DiscoveryError, NotationError, SchemaLoadError, UsageError, FileExistsError,
+    except (DiscoveryError, NotationError, SchemaLoadError, OSError,
             SparkSetupError) as e:
         fail(str(e))

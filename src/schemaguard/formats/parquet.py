@@ -158,9 +158,7 @@ def read_footer(
     except (OSError, pa.ArrowException) as e:
         raise UnreadableFile(_diagnose(path, filesystem, e)) from None
     kv = md.metadata or {}
-    # str() starts with a repr line naming the object's address; the tree follows it.
-    printed = str(md.schema).partition("\n")[2]
-    footer = footer_schema(printed, kv.get(SPARK_SCHEMA_KEY), md.schema)
+    footer = _known_footer(md.schema, kv.get(SPARK_SCHEMA_KEY))
     return FileFooter(  # positional: this runs once per file, keywords cost measurably
         path,
         path if rel is None else rel,
@@ -256,6 +254,32 @@ def _first_line(e: Exception) -> str:
 
 # Bounded by the number of distinct footer schemas in a process, which is small even on huge lakes.
 _FOOTERS: dict[tuple[str, bytes | None], FooterSchema] = {}
+
+
+_RECENT: list[tuple[pq.ParquetSchema, bytes | None, FooterSchema]] = []  # most recent first
+RECENT_SCHEMAS = 8
+
+
+def _known_footer(pq_schema: pq.ParquetSchema, spark_json: bytes | None) -> FooterSchema:
+    """The footer schema of a file, comparing its Parquet schema structurally (C++, well under a
+    microsecond) with the few seen last before printing it for the full cache: files of one table
+    share a handful of schemas, and printing costs a tenth of the footer read."""
+    for i, (seen, seen_spark, found) in enumerate(_RECENT):
+        if seen_spark == spark_json and seen.equals(pq_schema):
+            if i:
+                _RECENT.insert(0, _RECENT.pop(i))
+            return found
+    # str() starts with a repr line naming the object's address; the tree follows it.
+    found = footer_schema(str(pq_schema).partition("\n")[2], spark_json, pq_schema)
+    _RECENT.insert(0, (pq_schema, spark_json, found))
+    del _RECENT[RECENT_SCHEMAS:]
+    return found
+
+
+def forget_footer_schemas() -> None:
+    """Empty every per-process cache of footer parts (for benchmarks that time a cold scan)."""
+    for cache in (_RECENT, _FOOTERS, _SHARED, _KV_KEYS):
+        cache.clear()
 
 
 def footer_schema(printed: str, spark_json: bytes | None, pq_schema: pq.ParquetSchema) -> FooterSchema:
