@@ -18,7 +18,7 @@ from schemaguard.lake.discover import Listing
 from schemaguard.lake.history import ColumnChange, History, column_changes
 from schemaguard.lake.scan import ScanResult
 from schemaguard.report.console import console as terminal
-from schemaguard.report.findings import Finding, scan_findings
+from schemaguard.report.findings import Finding, history_findings, scan_findings
 
 PROGRESS_ABOVE = 2000  # files; smaller scans finish before a bar would help
 
@@ -32,7 +32,7 @@ class ScanReport:
 
     @property
     def findings(self) -> list[Finding]:
-        return scan_findings(self.listing, self.result)
+        return [*scan_findings(self.listing, self.result), *history_findings(self.history)]
 
 
 @contextmanager
@@ -79,7 +79,7 @@ def to_json(report: ScanReport, max_files: int) -> dict[str, Any]:
         "ignored": [{"path": i.rel, "why": i.why} for i in report.listing.ignored],
         "findings": [
             {"code": f.code, "severity": f.severity, "message": f.message, "count": f.count,
-             "files": list(f.files)}
+             "files": list(f.files), "path": f.path, "versions": list(f.versions), "rule": f.rule}
             for f in report.findings
         ],
         "counts": {
@@ -137,9 +137,12 @@ def render_text(report: ScanReport, console: Console | None = None) -> None:
         for u in report.result.unreadable:
             bad.add_row(u.rel, u.reason)
         out.print(bad)
+    colour = {"error": "red", "warning": "yellow", "info": "cyan"}
     for f in report.findings:
-        if f.code != "UNREADABLE_FILE":
-            out.print(f"[red]{f.code}[/] {f.message}: {', '.join(f.files)}")
+        if f.code != "UNREADABLE_FILE":  # those are in the table above
+            where = f" in v{', v'.join(map(str, f.versions))}" if f.versions else ""
+            out.print(f"[{colour[f.severity]}]{f.severity.upper()} {f.code}[/] {f.message} "
+                      f"({f.count} file(s){where}, e.g. {f.files[0]})", soft_wrap=True)
     if report.listing.ignored:
         why = Counter(i.why for i in report.listing.ignored)
         out.print("Ignored (not data to Spark): " + "; ".join(f"{n} x {w}" for w, n in why.items()))
