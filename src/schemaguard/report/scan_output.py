@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from rich.console import Console
@@ -23,14 +24,14 @@ from schemaguard.report.findings import Finding, history_findings, scan_findings
 PROGRESS_ABOVE = 2000  # files; smaller scans finish before a bar would help
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ScanReport:
     table: str
     listing: Listing
     result: ScanResult
     history: History
 
-    @property
+    @cached_property
     def findings(self) -> list[Finding]:
         return [*scan_findings(self.listing, self.result), *history_findings(self.history)]
 
