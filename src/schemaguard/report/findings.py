@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
 from schemaguard.lake.discover import Listing
@@ -14,7 +15,21 @@ from schemaguard.model import walk
 from schemaguard.rules.merge import merge
 
 Severity = Literal["info", "warning", "error"]
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")  # lowest first
 SAMPLE = 20  # files named per finding; the count says how many there are in all
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    """An acknowledged finding: still reported, does not fail a run until it expires."""
+
+    key: str
+    owner: str
+    reason: str
+    expires: date
+
+    def active(self, today: date) -> bool:
+        return today <= self.expires
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +42,20 @@ class Finding:
     path: str = ""  # the column, when the finding is about one
     versions: tuple[int, ...] = ()  # schema versions involved (1 = oldest)
     rule: str = ""  # the rule that produced it, with its source
+    subject: str = ""  # what the finding is about when that is not one column alone (a reason, a profile)
+    partitions: tuple[str, ...] = ()  # a bounded sample of partition directories involved
+    partition_count: int = 0
+    evidence: tuple[tuple[str, str], ...] = ()  # (label, value): what was seen, e.g. a layout per version
+    table: str = ""  # set by the audit: the table as configured
+    waiver: Waiver | None = None  # set by the audit when a waiver in configuration matches the key
+
+    @property
+    def key(self) -> str:
+        """Stable across runs while the problem persists: `table:CODE:subject`; waivers name it."""
+        return f"{self.table}:{self.code}:{self.subject or self.path}"
+
+    def waived(self, today: date) -> bool:
+        return self.waiver is not None and self.waiver.active(today)
 
 
 def scan_findings(listing: Listing, result: ScanResult) -> list[Finding]:
