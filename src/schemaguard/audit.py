@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
@@ -30,7 +31,12 @@ from schemaguard.rules.profiles import Problem, can_read
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-Progress = Callable[[str, int, int], None]  # (table, files done, files in all)
+# Per table: (files in all, label=table name) -> a context whose value advances by files done, or None.
+Progress = Callable[..., AbstractContextManager[Callable[[int], None] | None]]
+
+
+def no_progress(total: int, label: str = "") -> AbstractContextManager[None]:
+    return nullcontext()
 
 
 class AuditError(Exception):
@@ -55,27 +61,16 @@ def needs_spark(config: AuditConfig) -> bool:
 
 
 def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
-              progress: Progress | None = None, now: datetime | None = None) -> AuditRun:
+              progress: Progress = no_progress, now: datetime | None = None) -> AuditRun:
     started = now or datetime.now(UTC)
     targets = [_target(t, spark) for t in config.tables]  # every listing first: fail before reading
-    tables = [_waive(_audit_table(t, config, spark, _counter(t, progress)), config.waivers) for t in targets]
+    tables = []
+    for target in targets:
+        with progress(len(target.listing.files), label=target.table.name) as advance:
+            tables.append(_waive(_audit_table(target, config, spark, advance), config.waivers))
     run_findings = waiver_findings(config.waivers, [f for t in tables for f in t.findings], started.date())
     return AuditRun(run_id or new_run_id(started), started, datetime.now(UTC), config.fail_level,
                     tuple(tables), tuple(run_findings))
-
-
-def _counter(target: _Target, progress: Progress | None) -> Callable[[int], None] | None:
-    """The scan's per-chunk progress callback, as a running count for this table."""
-    if progress is None:
-        return None
-    done = 0
-    total = len(target.listing.files)
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        progress(target.table.name, done, total)
-    return advance
 
 
 def _target(table: TableConfig, spark: SparkSession | None) -> _Target:
@@ -181,7 +176,8 @@ def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersi
     files = [f.rel for v in involved for f in v.files]
     parts = sorted({p for v in involved for p in v.partitions})
     return Finding(
-        "VERSION_INCOMPATIBLE" if worst.severity == "error" else "VERSION_READ_CHANGES_MEANING", worst.severity, f"{what}: {worst.message} [{code}]", len(files),
+        "VERSION_INCOMPATIBLE" if worst.severity == "error" else "VERSION_READ_CHANGES_MEANING",
+        worst.severity, f"{what}: {worst.message} [{code}]", len(files),
         tuple(files[:SAMPLE]), path, tuple(v.number for v in olds), f"{worst.rule.id} ({worst.rule.source})",
         subject=f"{profile}:{direction}:{path}:{code}",
         partitions=tuple(parts[:SAMPLE]), partition_count=len(parts),

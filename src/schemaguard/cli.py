@@ -10,8 +10,9 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
 
 import typer
 
@@ -19,6 +20,9 @@ from schemaguard.formats.notation import NotationError
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES, Options
+
+if TYPE_CHECKING:
+    from schemaguard.config import AuditConfig
 
 app = typer.Typer(
     add_completion=False,
@@ -204,6 +208,65 @@ def evolve(
     _exit(report.compatible)
 
 
+@app.command()
+def audit(
+    conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
+    run_id: Annotated[str | None, typer.Option(
+        "--run-id", help="this run's id (a scheduler's id makes retries idempotent); default: new")] = None,
+    tables: Annotated[list[str] | None, typer.Option(
+        "--table", help="audit only this configured table (repeat for more)")] = None,
+    schema: Annotated[str | None, typer.Option(
+        "--schema", help="check the lake against this schema instead of the current one (one table)")] = None,
+    catalog: Annotated[bool, typer.Option(help="write the report into the catalog (Delta tables)")] = True,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Audit every configured table: versions on disk against the current schema, drift, unreadable
+    files. Reports land in the report folder and the catalog. Exit 1 if a finding at or above the
+    fail level is not waived."""
+    from schemaguard import audit as auditing
+    from schemaguard.config import load_config
+    from schemaguard.report import render, scan_output
+
+    config = _select(load_config(conf), tables or [], schema, catalog)
+    spark = None
+    if auditing.needs_spark(config):
+        from schemaguard.spark import get_spark
+
+        spark = get_spark("schemaguard-audit", config.spark)
+    bars = partial(scan_output.progress, enabled=output == OutputFormat.text)
+    run = auditing.run_audit(config, run_id, spark, bars)
+    paths = render.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
+    if config.catalog.enabled and spark is not None:
+        from schemaguard.report import catalog as catalog_tables
+
+        catalog_tables.write_run(spark, run, config.catalog, str(conf))
+    if output == OutputFormat.json:
+        _print_json(render.to_json(run))
+    else:
+        render.render_terminal(run)
+        for fmt, path in paths.items():
+            typer.echo(f"{fmt:>8}: {path}")
+        if config.catalog.enabled:
+            typer.echo(f"findings in the catalog: {catalog_tables.findings_query(config.catalog)}")
+    raise typer.Exit(run.exit_code)
+
+
+def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool) -> AuditConfig:
+    """The configuration narrowed by the command line: some tables, another current schema, no catalog."""
+    from dataclasses import replace
+
+    known = {t.name: t for t in config.tables}
+    if unknown := [n for n in names if n not in known]:
+        fail(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
+    chosen = tuple(known[n] for n in names) if names else config.tables
+    if schema is not None:
+        if len(chosen) != 1:
+            fail(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with --table")
+        chosen = (replace(chosen[0], schema=schema),)
+    enabled = config.catalog.enabled and catalog
+    return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))
+
+
 def _choice(value: str, choices: Sequence[T], option: str) -> T:
     """The choice `value` names, in any case; else a one-line usage error listing the choices."""
     for choice in choices:
@@ -263,12 +326,14 @@ def _print_json(doc: Any) -> None:
 
 
 def main() -> None:
+    from schemaguard.audit import AuditError
+    from schemaguard.config import ConfigError
     from schemaguard.formats.load import SchemaLoadError
     from schemaguard.lake.discover import DiscoveryError
     from schemaguard.spark import SparkSetupError
 
     try:
         app()
-    except (DiscoveryError, NotationError, SchemaLoadError, OSError,
-            SparkSetupError) as e:
+    except (DiscoveryError, NotationError, SchemaLoadError, OSError, SparkSetupError, ConfigError,
+            AuditError) as e:
         fail(str(e))

@@ -37,12 +37,13 @@ class ScanReport:
 
 
 @contextmanager
-def progress(total: int, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+def progress(total: int, enabled: bool, label: str = "") -> Iterator[Callable[[int], None] | None]:
     """A progress bar on stderr for large scans in a terminal; stdout stays clean for data."""
     if not enabled or total < PROGRESS_ABOVE or not sys.stderr.isatty():
         yield None
         return
-    columns = (TextColumn("reading footers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    title = f"reading footers{' of ' + label if label else ''}"
+    columns = (TextColumn(title), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("footers", total=total)
         yield lambda n: bar.advance(task, n)
