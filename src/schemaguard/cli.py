@@ -209,6 +209,27 @@ def evolve(
 
 
 @app.command()
+def gate(
+    path: Annotated[str, typer.Argument(help="table directory or URI")],
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files and
+    columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
+    from schemaguard.lake.discover import discover
+    from schemaguard.lake.history import build_history
+    from schemaguard.lake.scan import scan as scan_footers
+    from schemaguard.report import gate as gating
+    from schemaguard.report import scan_output
+
+    listing = discover(path)
+    with scan_output.progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
+        result = scan_footers(listing, advance)
+    report = gating.evaluate_gate(path, listing, result, build_history(result.footers))
+    _render(output, report, gating.gate_json, gating.gate_text)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
 def audit(
     conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
     run_id: Annotated[str | None, typer.Option(

@@ -1,0 +1,156 @@
+"""The audit of the demo lake, as a user configures it: versions against the current schema under
+the configured readers and mode, findings with their waivers, and the verdict's exit code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schemaguard.audit import run_audit
+from schemaguard.config import AuditConfig, load_config
+from schemaguard.demo import build_demo_lake
+from schemaguard.report.findings import Finding
+from schemaguard.report.run import AuditRun
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("audit")
+    build_demo_lake(directory / "lake")
+    return directory
+
+
+def configure(lake: Path, extra: str = "", audit: str = "") -> AuditConfig:
+    conf = lake / "schemaguard.toml"
+    conf.write_text(f"""
+[audit]
+{audit}
+[catalog]
+enabled = false
+[[tables]]
+name = "orders"
+path = "lake/orders"
+{extra}
+""")
+    return load_config(conf)
+
+
+def waiver(key: str, expires: str) -> str:
+    return f'[[waivers]]\nkey = "{key}"\nowner = "platform"\nreason = "planned"\nexpires = {expires}\n'
+
+
+def by_key(run: AuditRun) -> dict[str, Finding]:
+    found = {f.key: f for f in run.all_findings}
+    assert len(found) == len(run.all_findings), "finding keys must be unique"
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo_run(lake: Path) -> AuditRun:
+    return run_audit(configure(lake), now=NOW)
+
+
+def test_every_version_on_disk_is_checked_against_the_newest(demo_run: AuditRun) -> None:
+    (orders,) = demo_run.tables
+    assert [v.number for v in orders.scan.history.versions] == [1, 2, 3, 4]
+    assert orders.current_source == "newest version (v4)"
+    found = by_key(demo_run)
+    # Old readers (v1-v3 declare quantity int32) cannot read files written now (int64): FORWARD fails.
+    forward = found["orders:VERSION_INCOMPATIBLE:spark-read:forward:quantity:TYPE_MISMATCH"]
+    assert forward.severity == "error" and forward.versions == (1, 2, 3) and forward.path == "quantity"
+    assert forward.count == 30  # the v4 files: 15 days x 2
+    # Today's reader reads the old int32 files as bigint (Spark's vectorized reader widens): no finding.
+    assert not any(k.startswith("orders:VERSION_INCOMPATIBLE:spark-read:backward:quantity") for k in found)
+
+
+def test_the_findings_of_the_scan_are_in_the_audit(demo_run: AuditRun) -> None:
+    codes = {f.code for f in demo_run.all_findings}
+    assert {"UNREADABLE_FILE", "STALE_CHECKSUM", "SPARK_MERGE_CONFLICT", "LOGICAL_TYPE_DRIFT",
+            "COLUMN_MISSING_IN_OLD_FILES"} <= codes
+    assert all(f.table == "orders" for f in demo_run.all_findings)
+    assert demo_run.exit_code == 1 and demo_run.failing
+
+
+def test_findings_are_most_severe_first(demo_run: AuditRun) -> None:
+    order = {"error": 0, "warning": 1, "info": 2}
+    ranks = [order[f.severity] for f in demo_run.tables[0].findings]
+    assert ranks == sorted(ranks)
+
+
+def test_backward_mode_checks_only_todays_reader(lake: Path) -> None:
+    run = run_audit(configure(lake, audit='mode = "BACKWARD_TRANSITIVE"'), now=NOW)
+    assert not [k for k in by_key(run) if ":forward:" in k]
+
+
+def test_a_given_current_schema_is_checked_against_every_version(lake: Path) -> None:
+    """The migration check: about to declare `quantity` int16, every version on disk fails."""
+    target = lake / "target.json"
+    target.write_text('{"fields": [{"name": "id", "type": "int64", "nullable": false},'
+                      ' {"name": "quantity", "type": "int16", "nullable": true}]}')
+    config = configure(lake, extra=f'schema = "{target}"', audit='mode = "BACKWARD_TRANSITIVE"')
+    run = run_audit(config, now=NOW)
+    assert run.tables[0].current_source == str(target)
+    narrow = by_key(run)["orders:VERSION_INCOMPATIBLE:spark-read:backward:quantity:TYPE_MISMATCH"]
+    assert narrow.versions == (1, 2, 3, 4) and narrow.count == 120
+
+
+def test_an_active_waiver_keeps_the_finding_but_not_the_failure(lake: Path) -> None:
+    key = "orders:SPARK_MERGE_CONFLICT:quantity"
+    plain = run_audit(configure(lake), now=NOW)
+    waived = run_audit(configure(lake, waiver(key, "2027-01-31")), now=NOW)
+    finding = by_key(waived)[key]
+    assert finding.waiver is not None and finding.waiver.owner == "platform"
+    assert finding.waived(NOW.date()) and not waived.fails(finding)
+    assert len(waived.failing) == len(plain.failing) - 1
+    assert waived.counts()["waived"] == 1
+
+
+def test_an_expired_waiver_fails_again_and_is_a_finding(lake: Path) -> None:
+    key = "orders:SPARK_MERGE_CONFLICT:quantity"
+    run = run_audit(configure(lake, waiver(key, "2026-12-01")), now=NOW)
+    found = by_key(run)
+    assert run.fails(found[key])
+    expired = found[f"orders:WAIVER_EXPIRED:{key}"]
+    assert expired.severity == "warning" and "expired on 2026-12-01" in expired.message
+
+
+def test_a_waiver_on_its_last_day_still_holds(lake: Path) -> None:
+    key = "orders:SPARK_MERGE_CONFLICT:quantity"
+    run = run_audit(configure(lake, waiver(key, NOW.date().isoformat())), now=NOW)
+    assert not run.fails(by_key(run)[key])
+
+
+def test_a_waiver_that_matches_nothing_says_so(lake: Path) -> None:
+    run = run_audit(configure(lake, waiver("orders:LOGICAL_TYPE_DRIFT:no_such_column", "2027-01-31")), now=NOW)
+    assert "orders:WAIVER_UNMATCHED:orders:LOGICAL_TYPE_DRIFT:no_such_column" in by_key(run)
+
+
+@pytest.mark.parametrize(("level", "fails"), [("never", False), ("error", True), ("info", True)])
+def test_the_fail_level_decides_the_exit_code(demo_run: AuditRun, level: str, fails: bool) -> None:
+    run = replace(demo_run, fail_level=level)  # type: ignore[arg-type]
+    assert run.exit_code == (1 if fails else 0)
+    if level == "info":
+        assert len(run.failing) == len(run.all_findings)
+
+
+def test_a_clean_table_passes(tmp_path: Path) -> None:
+    table = tmp_path / "clean"
+    table.mkdir()
+    for day in (1, 2):
+        pq.write_table(pa.table({"id": pa.array([day], pa.int64())}), table / f"part-{day}.parquet")
+    conf = tmp_path / "c.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\npath = "clean"\n')
+    run = run_audit(load_config(conf), now=NOW)
+    assert run.exit_code == 0 and run.all_findings == () and run.run_id.startswith("20261202T120000Z-")
+
+
+def test_a_given_run_id_is_kept(lake: Path) -> None:
+    assert run_audit(configure(lake), run_id="airflow-42", now=NOW).run_id == "airflow-42"
+
