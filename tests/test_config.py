@@ -116,7 +116,7 @@ expires = "2027-01-31"
 
 @pytest.mark.parametrize(("text", "fragment"), [
     ("[audit]\nmdoe = 'FULL'\n" + MINIMAL, "unknown key 'mdoe'"),
-    (MINIMAL, "does not exist"),  # the table path is missing: nothing is read or written
+    (MINIMAL, "table orders: no such table path"),  # missing: nothing is read or written
 ])
 def test_audit_with_a_bad_configuration_is_exit_2_and_writes_nothing(
         tmp_path: Path, text: str, fragment: str) -> None:

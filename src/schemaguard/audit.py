@@ -10,15 +10,16 @@ Spark engine, or the catalog report.
 from __future__ import annotations
 
 import secrets
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from schemaguard.config import AuditConfig, TableConfig
-from schemaguard.lake.discover import Listing, discover
+from schemaguard.lake.discover import DiscoveryError, Listing, discover
 from schemaguard.lake.history import SchemaVersion, build_history
 from schemaguard.lake.scan import scan, scan_on_spark
 from schemaguard.model import Schema
@@ -63,24 +64,31 @@ def needs_spark(config: AuditConfig) -> bool:
 def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
               progress: Progress = no_progress, now: datetime | None = None) -> AuditRun:
     started = now or datetime.now(UTC)
+    clock = time.monotonic()
     targets = [_target(t, spark) for t in config.tables]  # every listing first: fail before reading
     tables = []
     for target in targets:
         with progress(len(target.listing.files), label=target.table.name) as advance:
             tables.append(_waive(_audit_table(target, config, spark, advance), config.waivers))
     run_findings = waiver_findings(config.waivers, [f for t in tables for f in t.findings], started.date())
-    return AuditRun(run_id or new_run_id(started), started, datetime.now(UTC), config.fail_level,
+    finished = started + timedelta(seconds=time.monotonic() - clock)
+    return AuditRun(run_id or new_run_id(started), started, finished, config.fail_level,
                     tuple(tables), tuple(run_findings))
 
 
 def _target(table: TableConfig, spark: SparkSession | None) -> _Target:
+    schema = None
     if table.catalog_table is None:
         assert table.path is not None
-        return _Target(table, discover(table.path), None)
-    if spark is None:
-        raise AuditError(f"{table.name}: a catalog table needs Spark")
-    location, schema = catalog_table(spark, table.catalog_table)
-    return _Target(table, discover(location), schema)
+        location = table.path
+    elif spark is None:
+        raise AuditError(f"table {table.name}: a catalog table needs Spark")
+    else:
+        location, schema = catalog_table(spark, table.catalog_table)
+    try:
+        return _Target(table, discover(location), schema)
+    except DiscoveryError as e:
+        raise AuditError(f"table {table.name}: {e}") from None
 
 
 def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
@@ -163,25 +171,29 @@ def compatibility_findings(versions: tuple[SchemaVersion, ...], current: Schema,
 
 def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersion, Problem]],
                     versions: tuple[SchemaVersion, ...], current: Schema) -> Finding:
+    """Backward: the files at stake are the old versions'. Forward: they are the files written with
+    the current schema (if any are on disk yet), and the old versions are the readers."""
     profile, direction, path, code = key
     olds = sorted({v.number: v for v, _ in hits}.values(), key=lambda v: v.number)
     worst = max((p for _, p in hits), key=lambda p: SEVERITIES.index(p.severity))
     named = ", ".join(f"v{v.number}" for v in olds)
     if direction == "backward":
-        involved = olds
+        involved, readers = olds, "the current schema"
         what = f"{profile}: a reader with the current schema reading {named} files"
-    else:  # the files at stake are those written with the current schema, if any are on disk yet
-        involved = [v for v in versions if v.footer.schema == current]
+    else:
+        involved, readers = [v for v in versions if v.footer.schema == current], named
         what = f"{profile}: a reader still on the schema of {named} reading data written now"
     files = [f.rel for v in involved for f in v.files]
     parts = sorted({p for v in involved for p in v.partitions})
+    written = ", ".join(f"v{v.number}" for v in involved) or "the current schema (none on disk yet)"
     return Finding(
         "VERSION_INCOMPATIBLE" if worst.severity == "error" else "VERSION_READ_CHANGES_MEANING",
-        worst.severity, f"{what}: {worst.message} [{code}]", len(files),
-        tuple(files[:SAMPLE]), path, tuple(v.number for v in olds), f"{worst.rule.id} ({worst.rule.source})",
-        subject=f"{profile}:{direction}:{path}:{code}",
-        partitions=tuple(parts[:SAMPLE]), partition_count=len(parts),
-        evidence=tuple((f"v{v.number}", direction) for v in olds))
+        worst.severity, f"{what}: {worst.message} [{code}]", len(files), tuple(files[:SAMPLE]), path,
+        tuple(v.number for v in involved), f"{worst.rule.id} ({worst.rule.source})",
+        subject=f"{profile}:{direction}:{path}:{code}", partitions=tuple(parts[:SAMPLE]),
+        partition_count=len(parts),
+        evidence=(("reader profile", profile), ("direction", direction), ("reader schema", readers),
+                  ("files written with", written)))
 
 
 def _waive(table: TableAudit, waivers: tuple[Waiver, ...]) -> TableAudit:

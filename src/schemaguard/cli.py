@@ -272,6 +272,38 @@ def audit(
     raise typer.Exit(run.exit_code)
 
 
+@app.command()
+def findings(
+    conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """The findings of the latest complete audit run, read back from the catalog with Spark SQL."""
+    from pyspark.errors import AnalysisException
+    from rich.table import Table
+
+    from schemaguard.config import load_config
+    from schemaguard.report import catalog as catalog_tables
+    from schemaguard.report.console import console
+    from schemaguard.spark import get_spark
+
+    config = load_config(conf)
+    query = catalog_tables.findings_query(config.catalog)
+    try:
+        rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
+    except AnalysisException as e:
+        fail(f"cannot read the findings (has an audit written to this catalog?): {str(e).splitlines()[0]}")
+    if output == OutputFormat.json:
+        _print_json(rows)
+        return
+    shown = Table(title=f"{query}", title_justify="left")
+    columns = ("severity", "code", "table_name", "column_path", "file_count", "waived", "message")
+    for column in columns:
+        shown.add_column(column)
+    for row in rows:
+        shown.add_row(*(str(row[c]) for c in columns))
+    console().print(shown)
+
+
 def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool) -> AuditConfig:
     """The configuration narrowed by the command line: some tables, another current schema, no catalog."""
     from dataclasses import replace
