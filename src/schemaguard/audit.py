@@ -23,7 +23,8 @@ from schemaguard.lake.discover import DiscoveryError, Listing, discover
 from schemaguard.lake.history import SchemaVersion, build_history
 from schemaguard.lake.scan import scan, scan_on_spark
 from schemaguard.model import Schema
-from schemaguard.report.findings import SAMPLE, SEVERITIES, Finding, Waiver
+from schemaguard.report.findings import SEVERITIES, Finding, Waiver
+from schemaguard.report.findings import involved as involved_in
 from schemaguard.report.run import AuditRun, TableAudit, by_severity
 from schemaguard.report.scan_output import ScanReport
 from schemaguard.rules.modes import pairs
@@ -183,15 +184,14 @@ def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersi
     else:
         involved, readers = [v for v in versions if v.footer.schema == current], named
         what = f"{profile}: a reader still on the schema of {named} reading data written now"
-    files = [f.rel for v in involved for f in v.files]
-    parts = sorted({p for v in involved for p in v.partitions})
+    files = involved_in(involved)
     written = ", ".join(f"v{v.number}" for v in involved) or "the current schema (none on disk yet)"
     return Finding(
         "VERSION_INCOMPATIBLE" if worst.severity == "error" else "VERSION_READ_CHANGES_MEANING",
-        worst.severity, f"{what}: {worst.message} [{code}]", len(files), tuple(files[:SAMPLE]), path,
+        worst.severity, f"{what}: {worst.message} [{code}]", files.count, files.files, path,
         tuple(v.number for v in involved), f"{worst.rule.id} ({worst.rule.source})",
-        subject=f"{profile}:{direction}:{path}:{code}", partitions=tuple(parts[:SAMPLE]),
-        partition_count=len(parts),
+        subject=f"{profile}:{direction}:{path}:{code}", partitions=files.partitions,
+        partition_count=files.partition_count,
         evidence=(("reader profile", profile), ("direction", direction), ("reader schema", readers),
                   ("files written with", written)))
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import SPARK_SCHEMA_KEY, FooterSchema
@@ -119,6 +119,16 @@ def reason_category(reason: str) -> str:
     footer`, `too small to be Parquet`): the detail after it (an error text, a byte count) varies
     per file and would split one problem into many findings with unstable keys."""
     return _DETAIL.split(reason, maxsplit=1)[0].strip() or reason
+
+
+def finding_doc(f: Finding) -> dict[str, Any]:
+    """A finding's stable JSON keys (the audit adds its waiver and verdict)."""
+    return {
+        "key": f.key, "code": f.code, "severity": f.severity, "table": f.table, "path": f.path,
+        "subject": f.subject, "message": f.message, "count": f.count, "files": list(f.files),
+        "partitions": list(f.partitions), "partition_count": f.partition_count, "versions": list(f.versions),
+        "evidence": [{"label": label, "value": value} for label, value in f.evidence], "rule": f.rule,
+    }
 
 
 def scan_findings(listing: Listing, result: ScanResult) -> list[Finding]:

@@ -31,7 +31,7 @@ from schemaguard.lake.history import SchemaVersion, column_changes, date_partiti
 from schemaguard.model import leaves
 from schemaguard.report import scan_output
 from schemaguard.report.console import console as terminal
-from schemaguard.report.findings import SAMPLE, SEVERITIES, Finding
+from schemaguard.report.findings import SAMPLE, SEVERITIES, Finding, finding_doc
 from schemaguard.report.run import AuditRun, TableAudit, by_severity
 
 MAX_FILES = SAMPLE  # files per version in the JSON scan document (the count stands beside them)
@@ -145,24 +145,7 @@ def finding_json(run: AuditRun, f: Finding) -> dict[str, Any]:
     if f.waiver is not None:
         waiver = {"owner": f.waiver.owner, "reason": f.waiver.reason, "expires": f.waiver.expires.isoformat(),
                   "active": f.waiver.active(today)}
-    return {
-        "key": f.key,
-        "code": f.code,
-        "severity": f.severity,
-        "table": f.table,
-        "path": f.path,
-        "subject": f.subject,
-        "message": f.message,
-        "count": f.count,
-        "files": list(f.files),
-        "partitions": list(f.partitions),
-        "partition_count": f.partition_count,
-        "versions": list(f.versions),
-        "evidence": [{"label": label, "value": value} for label, value in f.evidence],
-        "rule": f.rule,
-        "waiver": waiver,
-        "fails": run.fails(f),
-    }
+    return {**finding_doc(f), "waiver": waiver, "fails": run.fails(f)}
 
 
 # ---------------------------------------------------------------------------------------------

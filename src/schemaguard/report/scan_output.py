@@ -19,7 +19,7 @@ from schemaguard.lake.discover import Listing
 from schemaguard.lake.history import ColumnChange, History, column_changes
 from schemaguard.lake.scan import ScanResult
 from schemaguard.report.console import console as terminal
-from schemaguard.report.findings import Finding, history_findings, scan_findings
+from schemaguard.report.findings import Finding, finding_doc, history_findings, scan_findings
 
 PROGRESS_ABOVE = 2000  # files; smaller scans finish before a bar would help
 
@@ -79,11 +79,7 @@ def to_json(report: ScanReport, max_files: int) -> dict[str, Any]:
         "versions": versions,
         "unreadable": [{"path": u.rel, "reason": u.reason} for u in report.result.unreadable],
         "ignored": [{"path": i.rel, "why": i.why} for i in report.listing.ignored],
-        "findings": [
-            {"code": f.code, "severity": f.severity, "message": f.message, "count": f.count,
-             "files": list(f.files), "path": f.path, "versions": list(f.versions), "rule": f.rule}
-            for f in report.findings
-        ],
+        "findings": [finding_doc(f) for f in report.findings],
         "counts": {
             "files": len(report.listing.files),
             "read": len(report.result.footers),
