@@ -266,9 +266,11 @@ def audit(
     else:
         render.render_terminal(run)
         for fmt, path in paths.items():
-            typer.echo(f"{fmt:>8}: {path}")
+            typer.echo(f"{fmt:>8}: {_shown(path)}")
         if config.catalog.enabled:
-            typer.echo(f"findings in the catalog: {catalog_tables.findings_query(config.catalog)}")
+            typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
+                       f"read it back with `schemaguard findings --conf {conf}` or in Spark SQL:")
+            typer.echo(catalog_tables.findings_query(config.catalog))
     raise typer.Exit(run.exit_code)
 
 
@@ -302,6 +304,11 @@ def findings(
     for row in rows:
         shown.add_row(*(str(row[c]) for c in columns))
     console().print(shown)
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it can be: relative to the working directory when it lies below it."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool) -> AuditConfig:

@@ -22,6 +22,7 @@ from schemaguard.rules.profiles import PROFILES, Options
 
 FORMATS = ("terminal", "json", "markdown", "html", "junit", "sarif")
 ENGINES = ("local", "spark")
+REPORT_DIR = Path(".schemaguard/reports")  # under the working directory unless the file says where
 # A catalog, database or table name part: what Spark accepts unquoted. Names are validated here and
 # still quoted wherever they reach SQL.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -107,7 +108,7 @@ def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:
         fail_level=_one_of(audit.get("fail_level", "error"), get_args(FailLevel),
                            f"{where} [audit] fail_level"),
         engine=_one_of(audit.get("engine", "local"), ENGINES, f"{where} [audit] engine"),
-        report_dir=home / audit["report_dir"] if "report_dir" in audit else Path(".schemaguard/reports"),
+        report_dir=Path(_resolve(audit["report_dir"], home)) if "report_dir" in audit else REPORT_DIR,
         formats=formats,
         catalog=_catalog(raw.get("catalog", {}), f"{where} [catalog]"),
         spark=_spark(raw.get("spark", {}), f"{where} [spark]"),
