@@ -1110,6 +1110,9 @@ def write_reports(run: AuditRun, directory: Path, formats: Sequence[str]) -> dic
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / run.run_id
     staging = Path(tempfile.mkdtemp(prefix=f".{run.run_id}.", suffix=".tmp", dir=directory))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes it private; a report is for CI artifacts and people
     try:
         for fmt, text in texts.items():
             with open(staging / FILE_NAMES[fmt], "w", encoding="utf-8") as out:

@@ -1,0 +1,336 @@
+"""The audit report as Delta tables in the catalog: `runs`, `findings`, `schema_versions`,
+`file_footers`, managed tables in one database (`schemaguard` by default) of the session's catalog.
+
+Idempotent: every table is written with one MERGE keyed by the run (`runs`: run_id; `findings`:
+run_id, finding_key; `schema_versions`: run_id, table_name, version; `file_footers`:
+run_id, table_name, path). Matched rows are updated, new ones inserted, and rows of *this* run that
+the source no longer holds are deleted (`whenNotMatchedBySourceDelete` restricted to the run id),
+so writing a run again, as a scheduler's retry with its own run id does, replaces that run's rows
+and never duplicates them; other runs' rows are never touched.
+
+Crash safety: a run is complete iff its `runs` row exists. The child tables (`findings`,
+`schema_versions`, `file_footers`) are written first and the `runs` row last, each table in one
+atomic Delta commit. A run that dies part way leaves child rows without a `runs` row, never a
+`runs` row without its children; whoever reads through `runs` (`findings_query`, the query the
+CLI prints, joins findings to the latest run in `runs`) never sees a partial run. Rerunning the
+same run id replaces those orphaned child rows. Orphans of a run id that is never retried stay
+until someone deletes them (`DELETE FROM findings WHERE run_id NOT IN (SELECT run_id FROM runs)`).
+
+Concurrent writers: two audits finishing together MERGE into the same tables; each MERGE reads
+the whole table (its not-matched-by-source clause must), so the second to commit may fail with
+Delta's ConcurrentAppendException and its kin. Those are retried a few times; each retry is the
+same idempotent MERGE against the new table version.
+
+Names are validated parts (`config.NAME`) and are still backtick-quoted in every statement; run
+ids and other values reach Spark only as literals of Column expressions, never pasted into SQL.
+
+Only this module's functions import pyspark and delta, so the CLI stays light without Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from schemaguard.config import NAME, CatalogConfig
+from schemaguard.formats.notation import schema_to_notation
+from schemaguard.lake.discover import partition_dir
+from schemaguard.report.findings import Finding
+from schemaguard.report.run import AuditRun, TableAudit
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+TABLES = ("runs", "findings", "schema_versions", "file_footers")
+# Each table's key: a rerun of a run matches its rows on these columns.
+KEYS: dict[str, tuple[str, ...]] = {
+    "runs": ("run_id",),
+    "findings": ("run_id", "finding_key"),
+    "schema_versions": ("run_id", "table_name", "version"),
+    "file_footers": ("run_id", "table_name", "path"),
+}
+# Delta's commit conflicts that a retry of the same MERGE resolves (io.delta.exceptions.*).
+CONFLICTS = frozenset({
+    "ConcurrentAppendException", "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
+    "ConcurrentWriteException", "MetadataChangedException", "ProtocolChangedException",
+})
+ATTEMPTS = 6  # a MERGE and up to five retries on conflicts
+
+
+class CatalogWriteError(Exception):
+    """The report could not be written (after retries); nothing partial is visible through `runs`."""
+
+
+def quote(*parts: str) -> str:
+    """`a`.`b`.`c`: each part a validated name, backtick-quoted (so keywords like `order` work)."""
+    for part in parts:
+        if not NAME.fullmatch(part):
+            raise ValueError(f"{part!r} is not a valid catalog, database or table name")
+    return ".".join(f"`{part}`" for part in parts)
+
+
+def _prefix(catalog: CatalogConfig) -> tuple[str, ...]:
+    return (catalog.catalog, catalog.database) if catalog.catalog else (catalog.database,)
+
+
+def table_names(catalog: CatalogConfig) -> dict[str, str]:
+    """Each report table's quoted full name, e.g. {"runs": "`schemaguard`.`runs`", ...}."""
+    return {name: quote(*_prefix(catalog), name) for name in TABLES}
+
+
+def findings_query(catalog: CatalogConfig) -> str:
+    """Spark SQL (one line) for the findings of the latest complete run, most severe first."""
+    t = table_names(catalog)
+    return (
+        "SELECT r.run_id, r.started_at, f.table_name, f.severity, f.code, f.column_path, f.message, "
+        "f.file_count, f.waived, f.fails, f.finding_key "
+        f"FROM {t['findings']} f "
+        f"JOIN (SELECT run_id, started_at FROM {t['runs']} WHERE status = 'complete' "
+        "ORDER BY started_at DESC, run_id DESC LIMIT 1) r ON f.run_id = r.run_id "
+        "ORDER BY CASE f.severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, "
+        "f.table_name, f.code, f.finding_key"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# table schemas
+
+
+def schemas() -> dict[str, StructType]:
+    """The four tables' schemas, explicit (never inferred from rows). Keys are NOT NULL."""
+    from pyspark.sql.types import (
+        ArrayType,
+        BooleanType,
+        DataType,
+        DateType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    def struct(*cols: tuple[str, DataType] | tuple[str, DataType, bool]) -> StructType:
+        return StructType([StructField(c[0], c[1], c[2] if len(c) == 3 else True) for c in cols])
+
+    s, i, b = StringType(), IntegerType(), LongType()
+    ts, flag = TimestampType(), BooleanType()
+    strings = ArrayType(StringType(), containsNull=False)
+    return {
+        "runs": struct(
+            ("run_id", s, False), ("started_at", ts, False), ("finished_at", ts, False),
+            ("status", s, False), ("fail_level", s, False), ("verdict", s, False), ("exit_code", i, False),
+            ("tables", i), ("files", b), ("errors", i), ("warnings", i), ("infos", i), ("waived", i),
+            ("failing", i), ("config", s), ("schemaguard_version", s), ("written_at", ts, False)),
+        "findings": struct(
+            ("run_id", s, False), ("finding_key", s, False),
+            ("table_name", s), ("code", s, False), ("severity", s, False), ("column_path", s),
+            ("subject", s), ("message", s), ("file_count", b), ("files", strings),
+            ("partition_count", b), ("partitions", strings),
+            ("versions", ArrayType(IntegerType(), containsNull=False)),
+            ("evidence", ArrayType(struct(("label", s), ("value", s)), containsNull=False)),
+            ("rule", s), ("waived", flag), ("waiver_owner", s), ("waiver_reason", s),
+            ("waiver_expires", DateType()), ("fails", flag)),
+        "schema_versions": struct(
+            ("run_id", s, False), ("table_name", s, False), ("version", i, False), ("fingerprint", s),
+            ("schema_json", s), ("spark_schema_json", s), ("file_count", b), ("partition_count", b),
+            ("rows", b), ("first_seen", s), ("last_seen", s), ("is_current", flag)),
+        "file_footers": struct(
+            ("run_id", s, False), ("table_name", s, False), ("path", s, False), ("partition", s),
+            ("size", b), ("mtime", ts), ("rows", b), ("row_groups", i), ("created_by", s),
+            ("version", i), ("fingerprint", s), ("status", s, False), ("reason", s)),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# rows
+
+
+def run_row(run: AuditRun, config_path: str) -> dict[str, Any]:
+    counts = run.counts()
+    return {
+        "run_id": run.run_id, "started_at": run.started_at, "finished_at": run.finished_at,
+        "status": "complete", "fail_level": run.fail_level,
+        "verdict": "fail" if run.exit_code else "pass", "exit_code": run.exit_code,
+        "tables": len(run.tables), "files": sum(len(t.scan.listing.files) for t in run.tables),
+        "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
+        "waived": counts["waived"], "failing": counts["failing"], "config": config_path,
+        "schemaguard_version": _version(), "written_at": datetime.now(UTC),
+    }
+
+
+def finding_rows(run: AuditRun) -> list[dict[str, Any]]:
+    """One row per finding. Keys are unique within a run (the findings make them so); a duplicate
+    would make the MERGE fail on a rerun, so it is refused here, before anything is written."""
+    keys = [f.key for f in run.all_findings]
+    if len(set(keys)) != len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"two findings of run {run.run_id} share the key {twice}")
+    today = run.started_at.date()
+    return [_finding_row(run, f, today) for f in run.all_findings]
+
+
+def _finding_row(run: AuditRun, f: Finding, today: Any) -> dict[str, Any]:
+    w = f.waiver
+    return {
+        "run_id": run.run_id, "finding_key": f.key, "table_name": f.table,
+        "code": f.code, "severity": f.severity, "column_path": f.path or None,
+        "subject": f.subject or None, "message": f.message, "file_count": f.count,
+        "files": list(f.files), "partition_count": f.partition_count, "partitions": list(f.partitions),
+        "versions": list(f.versions), "evidence": [(label, value) for label, value in f.evidence],
+        "rule": f.rule or None, "waived": f.waived(today),
+        "waiver_owner": w.owner if w else None, "waiver_reason": w.reason if w else None,
+        "waiver_expires": w.expires if w else None, "fails": run.fails(f),
+    }
+
+
+def version_rows(run: AuditRun) -> list[dict[str, Any]]:
+    """Each table's schema versions; `is_current` marks those whose schema is the one the audit
+    checked the others against (the table's current schema)."""
+    return [
+        {
+            "run_id": run.run_id, "table_name": t.name, "version": v.number, "fingerprint": v.fingerprint,
+            "schema_json": json.dumps(schema_to_notation(v.footer.schema), ensure_ascii=False),
+            "spark_schema_json": v.footer.spark_schema_json, "file_count": len(v.files),
+            "partition_count": len(v.partitions), "rows": v.rows, "first_seen": v.first_seen,
+            "last_seen": v.last_seen, "is_current": v.footer.schema == t.current_schema,
+        }
+        for t in run.tables for v in t.scan.history.versions
+    ]
+
+
+def footer_rows(run: AuditRun) -> list[dict[str, Any]]:
+    """One row per data file listed: footers read, and files that could not be read (with why)."""
+    return [row for t in run.tables for row in _table_footer_rows(run.run_id, t)]
+
+
+def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
+    version_of = {v.fingerprint: v.number for v in t.scan.history.versions}
+    for f in t.scan.result.footers:
+        yield {
+            "run_id": run_id, "table_name": t.name, "path": f.rel,
+            "partition": partition_dir(f.partition) or None, "size": f.size, "mtime": _time(f.mtime),
+            "rows": f.rows, "row_groups": f.row_groups, "created_by": f.created_by,
+            "version": version_of.get(f.fingerprint), "fingerprint": f.fingerprint,
+            "status": "read", "reason": None,
+        }
+    listed = {d.rel: d for d in t.scan.listing.files}
+    for u in t.scan.result.unreadable:
+        d = listed.get(u.rel)
+        yield {
+            "run_id": run_id, "table_name": t.name, "path": u.rel,
+            "partition": (partition_dir(d.partition) or None) if d else None,
+            "size": d.size if d else None, "mtime": _time(d.mtime) if d else None,
+            "rows": None, "row_groups": None, "created_by": None, "version": None, "fingerprint": None,
+            "status": "unreadable", "reason": u.reason,
+        }
+
+
+def _time(mtime: float | None) -> datetime | None:
+    return datetime.fromtimestamp(mtime, UTC) if mtime is not None else None
+
+
+def _version() -> str:
+    try:
+        return metadata.version("schemaguard")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
+    """The database and the report tables, created when missing (never altered or replaced)."""
+    from delta.tables import DeltaTable
+    from pyspark.errors import AnalysisException
+
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
+    names = table_names(catalog)
+    for table, schema in schemas().items():
+        if (table == "file_footers" and not catalog.file_footers) or spark.catalog.tableExists(names[table]):
+            continue  # a metastore look-up: cheaper than createIfNotExists, which loads the Delta log
+        try:
+            (DeltaTable.createIfNotExists(spark).tableName(names[table]).addColumns(schema)
+             .comment(f"schemaguard report: {table}").execute())
+        except AnalysisException:
+            # Another writer created it between our check and our create: fine if it is there now.
+            if not spark.catalog.tableExists(names[table]):
+                raise
+
+
+def write_run(spark: SparkSession, run: AuditRun, catalog: CatalogConfig, config_path: str) -> None:
+    """Write one audit run: child tables first, `runs` last, each one idempotent MERGE (one commit).
+
+    File footers are only written when `catalog.file_footers`. Rows are built in Python and sent
+    with one createDataFrame call per table: fine for thousands of files; a table of millions
+    would want the footer rows built on the executors or sent through Arrow in batches.
+    """
+    ensure_tables(spark, catalog)
+    parts: list[tuple[str, Callable[[AuditRun], list[dict[str, Any]]]]] = [
+        ("findings", finding_rows), ("schema_versions", version_rows)]
+    if catalog.file_footers:
+        parts.append(("file_footers", footer_rows))
+    for table, rows in parts:
+        _merge(spark, catalog, table, run.run_id, rows(run))
+    _merge(spark, catalog, "runs", run.run_id, [run_row(run, config_path)])  # last: marks the run complete
+
+
+def _merge(spark: SparkSession, catalog: CatalogConfig, table: str, run_id: str,
+           rows: list[dict[str, Any]]) -> None:
+    """Make the table's rows of `run_id` exactly `rows`, in one commit, retrying commit conflicts."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    schema = schemas()[table]
+    source = _frame(spark, schema, rows)
+    on = F.lit(True)
+    for key in KEYS[table]:
+        on = on & (F.col(f"t.{key}") == F.col(f"s.{key}"))
+    ours = F.col("t.run_id") == F.lit(run_id)
+    name = table_names(catalog)[table]
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            (DeltaTable.forName(spark, name).alias("t")
+             .merge(source.alias("s"), on & ours)
+             .whenMatchedUpdateAll()
+             .whenNotMatchedInsertAll()
+             .whenNotMatchedBySourceDelete(ours)
+             .execute())
+            return
+        except Exception as e:
+            if not is_conflict(e):
+                raise
+            if attempt == ATTEMPTS:
+                raise CatalogWriteError(
+                    f"{name}: run {run_id} still conflicts with concurrent writers after "
+                    f"{ATTEMPTS} attempts: {_first_line(e)}") from e
+            time.sleep(random.uniform(0.2, 0.5) * attempt)  # jitter: two writers do not retry in step
+
+
+def _frame(spark: SparkSession, schema: StructType, rows: list[dict[str, Any]]) -> DataFrame:
+    names = schema.fieldNames()
+    return spark.createDataFrame([tuple(r[n] for n in names) for r in rows], schema)
+
+
+def is_conflict(e: BaseException) -> bool:
+    """A Delta commit conflict, however pyspark surfaces it: delta-spark's Python classes (installed
+    by `import delta.exceptions`, which patches pyspark's converter), or pyspark's UnknownException /
+    Py4JJavaError naming `io.delta.exceptions.<Name>` (or Delta's internal class of the same name)."""
+    if any(c.__name__ in CONFLICTS for c in type(e).__mro__):
+        return True
+    text = _first_line(e)
+    return any(f".{name}:" in text or text.startswith(f"{name}:") for name in CONFLICTS)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
