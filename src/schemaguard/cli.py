@@ -253,6 +253,7 @@ def audit(
     if auditing.needs_spark(config):
         from schemaguard.spark import get_spark
 
+        _status("starting Spark (the catalog report needs it; --no-catalog skips it)")
         spark = get_spark("schemaguard-audit", config.spark)
     bars = partial(scan_output.progress, enabled=output == OutputFormat.text)
     run = auditing.run_audit(config, run_id, spark, bars)
@@ -260,6 +261,7 @@ def audit(
     if config.catalog.enabled and spark is not None:
         from schemaguard.report import catalog as catalog_tables
 
+        _status(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
         catalog_tables.write_run(spark, run, config.catalog, str(conf))
     if output == OutputFormat.json:
         _print_json(render.to_json(run))
@@ -297,13 +299,18 @@ def findings(
     if output == OutputFormat.json:
         _print_json(rows)
         return
-    shown = Table(title=f"{query}", title_justify="left")
+    shown = Table(title="Findings of the latest complete run in the catalog", title_justify="left")
     columns = ("severity", "code", "table_name", "column_path", "file_count", "waived", "message")
     for column in columns:
         shown.add_column(column)
     for row in rows:
         shown.add_row(*(str(row[c]) for c in columns))
     console().print(shown)
+
+
+def _status(message: str) -> None:
+    """What a long step is doing, on stderr: stdout stays clean for the report."""
+    typer.echo(f"schemaguard: {message} ...", err=True)
 
 
 def _shown(path: Path) -> str:
@@ -390,10 +397,11 @@ def main() -> None:
     from schemaguard.config import ConfigError
     from schemaguard.formats.load import SchemaLoadError
     from schemaguard.lake.discover import DiscoveryError
+    from schemaguard.report.catalog import CatalogWriteError
     from schemaguard.spark import SparkSetupError
 
     try:
         app()
     except (DiscoveryError, NotationError, SchemaLoadError, OSError, SparkSetupError, ConfigError,
-            AuditError) as e:
+            AuditError, CatalogWriteError) as e:
         fail(str(e))

@@ -256,8 +256,11 @@ def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
     names = table_names(catalog)
     for table, schema in schemas().items():
-        if (table == "file_footers" and not catalog.file_footers) or spark.catalog.tableExists(names[table]):
-            continue  # a metastore look-up: cheaper than createIfNotExists, which loads the Delta log
+        if table == "file_footers" and not catalog.file_footers:
+            continue
+        if spark.catalog.tableExists(names[table]):  # a metastore look-up: cheaper than createIfNotExists
+            _check_columns(names[table], spark.table(names[table]).schema, schema)
+            continue
         try:
             (DeltaTable.createIfNotExists(spark).tableName(names[table]).addColumns(schema)
              .comment(f"schemaguard report: {table}").execute())
@@ -265,6 +268,20 @@ def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
             # Another writer created it between our check and our create: fine if it is there now.
             if not spark.catalog.tableExists(names[table]):
                 raise
+
+
+def _check_columns(name: str, found: StructType, wanted: StructType) -> None:
+    """An existing report table must have this version's columns and types (nullability aside):
+    a MERGE into another shape would fail half-way through a run, so refuse before writing."""
+    have = {f.name: f.dataType.simpleString() for f in found.fields}
+    want = {f.name: f.dataType.simpleString() for f in wanted.fields}
+    if have != want:
+        missing = [c for c in want if have.get(c) != want[c]]
+        extra = [c for c in have if c not in want]
+        raise CatalogWriteError(
+            f"report table {name} does not have this schemaguard version's columns (missing or other type: "
+            f"{', '.join(missing) or '-'}; unexpected: {', '.join(extra) or '-'}): set another [catalog] "
+            "database, or migrate the table")
 
 
 def write_run(spark: SparkSession, run: AuditRun, catalog: CatalogConfig, config_path: str) -> None:
@@ -308,7 +325,7 @@ def _merge(spark: SparkSession, catalog: CatalogConfig, table: str, run_id: str,
             return
         except Exception as e:
             if not is_conflict(e):
-                raise
+                raise CatalogWriteError(f"writing {name} for run {run_id}: {_first_line(e)}") from e
             if attempt == ATTEMPTS:
                 raise CatalogWriteError(
                     f"{name}: run {run_id} still conflicts with concurrent writers after "
