@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemaguard.audit import run_audit
+from schemaguard.audit import AuditError, run_audit
 from schemaguard.config import AuditConfig, load_config
 from schemaguard.demo import build_demo_lake
 from schemaguard.report.findings import Finding
@@ -157,3 +158,36 @@ def test_a_clean_table_passes(tmp_path: Path) -> None:
 def test_a_given_run_id_is_kept(lake: Path) -> None:
     assert run_audit(configure(lake), run_id="airflow-42", now=NOW).run_id == "airflow-42"
 
+
+
+def test_a_catalog_table_is_audited_at_its_location_against_the_catalogs_schema(
+        spark: Any, tmp_path: Path) -> None:
+    """`catalog_table = "db.t"`: the location and the current schema come from the catalog. The
+    table's files hold `n` as int64 and a later one as int32 (written outside Spark's catalog), while
+    the catalog still says bigint."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS audit_catalog")
+    spark.range(3).selectExpr("id", "id AS n").write.format("parquet").saveAsTable("audit_catalog.t")
+    location = spark.sql("DESCRIBE TABLE EXTENDED audit_catalog.t").where("col_name = 'Location'").first()
+    assert location is not None
+    folder = Path(str(location["data_type"]).removeprefix("file:"))
+    pq.write_table(pa.table({"id": pa.array([9], pa.int64()), "n": pa.array([9], pa.int32())}),
+                   folder / "part-99999-late.parquet")
+    conf = tmp_path / "c.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\ncatalog_table = "audit_catalog.t"\n')
+    run = run_audit(load_config(conf), spark=spark, now=NOW)
+    (table,) = run.tables
+    assert table.name == "audit_catalog.t" and table.current_source == "catalog"
+    assert Path(table.location) == folder
+    assert [f.name for f in table.current_schema.fields] == ["id", "n"]
+    assert len(table.scan.history.versions) == 2
+    # Spark reads the INT32 file as bigint: no backward problem with the catalog's schema.
+    assert not [k for k in by_key(run) if ":backward:n:" in k]
+    assert "audit_catalog.t:LOGICAL_TYPE_DRIFT:n" in by_key(run)
+
+
+def test_an_unknown_catalog_table_is_a_one_line_error(spark: Any, tmp_path: Path) -> None:
+    conf = tmp_path / "c.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\ncatalog_table = "nowhere.nothing"\n')
+    with pytest.raises(AuditError, match=r"catalog table nowhere\.nothing: ") as e:
+        run_audit(load_config(conf), spark=spark, now=NOW)
+    assert "\n" not in str(e.value)

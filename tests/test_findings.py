@@ -5,7 +5,6 @@ and Spark-written footers checked to agree with themselves."""
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -21,6 +20,7 @@ from schemaguard.lake.discover import crc_size, discover
 from schemaguard.lake.history import build_history
 from schemaguard.lake.scan import scan
 from schemaguard.report.findings import SAMPLE, Finding, history_findings, reason_category, scan_findings
+from tests.test_parquet_spark import spark_conf
 
 SPARK_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
@@ -307,17 +307,6 @@ def test_spark_schema_disagrees_with_parquet(tmp_path: Path) -> None:
     assert "the Parquet schema has it" in disagree["extra"].evidence[0][1]
 
 
-@contextmanager
-def spark_conf(spark: Any, **settings: str) -> Any:
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k in settings:
-            spark.conf.unset(k)
-
-
 SPARK_ROW = """
 SELECT CAST(1 AS BIGINT) AS id, CAST(2 AS TINYINT) AS tiny, CAST(3 AS SMALLINT) AS small,
        CAST(1.5 AS FLOAT) AS f, CAST('y' AS BINARY) AS bin, CAST(NULL AS STRING) AS s,
@@ -335,8 +324,8 @@ def spark_writes(spark: Any, table: Path, sql: str) -> None:
     """The same rows written with Spark's default, its legacy format, and millisecond timestamps."""
     settings = {
         "default": {},
-        "legacy": {"spark.sql.parquet.writeLegacyFormat": "true"},
-        "millis": {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS"},
+        "legacy": {"spark__sql__parquet__writeLegacyFormat": "true"},
+        "millis": {"spark__sql__parquet__outputTimestampType": "TIMESTAMP_MILLIS"},
     }
     for name, conf in settings.items():
         with spark_conf(spark, **conf):

@@ -23,11 +23,11 @@ import pyarrow.parquet as pq
 from rich.console import Console
 
 from schemaguard.formats.spark import schema_from_spark_json
-from schemaguard.lake.discover import crc_size, discover
+from schemaguard.lake.discover import crc_size, discover, spark_order_key
 from schemaguard.lake.history import build_history
 from schemaguard.lake.scan import scan
 from schemaguard.model import Schema, StructType, walk
-from schemaguard.report.gate import GateReport, evaluate_gate, gate_json, gate_text, spark_order_key
+from schemaguard.report.gate import GateReport, evaluate_gate, gate_json, gate_text
 
 # ---------------------------------------------------------------------------------------------
 # Helpers

@@ -66,7 +66,7 @@ def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
 def skip_reason(name: str) -> str | None:
     """Why Spark would not read a file or directory with this name, or None if it would."""
     if name in ("_metadata", "_common_metadata"):
-        return "Parquet summary file (read only with mergeSchema; not data)"
+        return "Parquet summary file (not data; Spark takes a schema from it before any data file)"
     if name == "_delta_log":
         return "Delta transaction log"
     if name == "_SUCCESS":
@@ -80,6 +80,13 @@ def skip_reason(name: str) -> str | None:
     if name.endswith("._COPYING_"):
         return "copy in progress (._COPYING_)"
     return None
+
+
+def spark_order_key(path: str) -> bytes:
+    """Spark's order of listed files: Java `String` comparison of the path, i.e. UTF-16 code units
+    (Python's code-point order differs beyond the BMP). Paths under one root sort the same whether
+    whole or table-relative, and a directory still sorts before what it holds."""
+    return path.encode("utf-16-be", "surrogatepass")
 
 
 def partition_dir(partition: tuple[tuple[str, str | None], ...]) -> str:
@@ -131,7 +138,8 @@ def _classify(
     checksums: dict[str, int] = {}
     dirs: dict[str, _Dir] = {"": _Dir(False, ())}
     cut = len(prefix)
-    for path, e in sorted((e.path, e) for e in entries):  # a directory before what it holds
+    for e in sorted(entries, key=lambda e: spark_order_key(e.path)):  # a directory before what it holds
+        path = e.path
         rel = path[cut:] if path.startswith(prefix) else path
         parent, _, name = rel.rpartition("/")
         where = dirs.get(parent) or _dir(parent, dirs, ignored)
@@ -149,7 +157,7 @@ def _classify(
             ignored.append(Ignored(rel, reason))
             continue
         files.append(DataFile(path, rel, e.size or 0, _mtime(e), where.partition))
-    # Spark sorts leaves by path ("the first file" means this order); entries came sorted already.
+    # Spark sorts leaves by path ("the first file" means this order); entries came sorted that way.
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
         for f in files

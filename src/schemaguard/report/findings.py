@@ -17,7 +17,7 @@ from typing import Any, Literal
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import SPARK_SCHEMA_KEY, FooterSchema
 from schemaguard.formats.spark import SparkSchemaError, type_to_spark
-from schemaguard.lake.discover import Listing
+from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, leaf_signature
 from schemaguard.lake.scan import ScanResult, Unreadable
 from schemaguard.model import DataType, Field, Schema, StructType, child_nodes, is_nested, walk
@@ -208,7 +208,11 @@ def _node_text(footer: FooterSchema, path: str) -> str:
 
 
 def _merge_conflicts(versions: tuple[SchemaVersion, ...]) -> list[Finding]:
-    result = merge([v.footer.schema for v in versions], "spark-merge")
+    """Merged as Spark merges them: in its file order (the version of the first file leads), each
+    file's Spark schema where the footer has one. The verdict does not depend on the order, the
+    sides of a conflict do."""
+    in_spark_order = sorted(versions, key=lambda v: min(spark_order_key(f.rel) for f in v.files))
+    result = merge([v.footer.spark_schema or v.footer.schema for v in in_spark_order], "spark-merge")
     found = []
     for c in result.conflicts:
         vs = [v for v in versions if any(p.lower() == c.path.lower() for p, *_ in walk(v.footer.schema))]

@@ -33,9 +33,9 @@ from rich.text import Text
 
 from schemaguard.formats.notation import describe, schema_to_notation
 from schemaguard.formats.parquet import FooterSchema, UnreadableFile, read_footer
-from schemaguard.lake.discover import Listing
+from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion
-from schemaguard.lake.scan import ScanResult
+from schemaguard.lake.scan import ScanResult, Unreadable
 from schemaguard.model import DataType, Field, ListType, MapType, Schema, StructType, child_nodes
 from schemaguard.report.console import console as terminal
 from schemaguard.report.findings import SAMPLE
@@ -126,12 +126,6 @@ class ReadFailure:
 
 
 @dataclass(frozen=True, slots=True)
-class GateUnreadable:
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class GateReport:
     table: str
     versions: int
@@ -141,7 +135,7 @@ class GateReport:
     conflicts: tuple[GateConflict, ...]
     without_merge: WithoutMerge
     read_failures: tuple[ReadFailure, ...]
-    unreadable: tuple[GateUnreadable, ...]
+    unreadable: tuple[Unreadable, ...]
     partition_columns: tuple[str, ...]
     notes: tuple[str, ...] = ()
 
@@ -158,12 +152,6 @@ class GateReport:
 
 # ---------------------------------------------------------------------------------------------
 # Evaluation
-
-
-def spark_order_key(rel: str) -> bytes:
-    """Spark's order of listed files: Java `String` comparison of the path, i.e. UTF-16 code units.
-    Every path shares the table root, so the relative paths sort the same way."""
-    return rel.encode("utf-16-be", "surrogatepass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +182,8 @@ def evaluate_gate(table: str, listing: Listing, result: ScanResult, history: His
     ordered = sorted((v for v in history.versions if v.files), key=lambda v: first_file[v.number])
     version_of = {f.rel: v.number for v in history.versions for f in v.files}
 
-    unreadable = [GateUnreadable(u.rel, u.reason) for u in result.unreadable]
-    unreadable += [GateUnreadable(s.rel, s.why) for s in listing.stale_checksums]
+    unreadable = [Unreadable(u.rel, u.reason) for u in result.unreadable]
+    unreadable += [Unreadable(s.rel, s.why) for s in listing.stale_checksums]
     summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
     summary_errors: dict[str, str] = {}
     for rel, name in _summary_files(listing):
@@ -203,7 +191,7 @@ def evaluate_gate(table: str, listing: Listing, result: ScanResult, history: His
             footer = read_footer(f"{listing.root.rstrip('/')}/{rel}",
                                  filesystem=None if listing.is_local else listing.filesystem, rel=rel)
         except UnreadableFile as e:
-            unreadable.append(GateUnreadable(rel, f"summary file: {e.reason}"))
+            unreadable.append(Unreadable(rel, f"summary file: {e.reason}"))
             summary_errors[rel] = e.reason
             continue
         summaries[name].append((rel, _spark_input(footer.footer)))
@@ -425,7 +413,7 @@ def _without_merge(
     summaries: dict[str, list[tuple[str, Schema]]],
     summary_errors: dict[str, str],
     version_of: dict[str, int],
-    unreadable: list[GateUnreadable],
+    unreadable: list[Unreadable],
 ) -> WithoutMerge:
     """ParquetUtils.inferSchema without mergeSchema: the first `_common_metadata`, else the first
     `_metadata`, else the first data file, readable or not."""
@@ -447,7 +435,7 @@ def _without_merge(
                                 "(UNABLE_TO_INFER_SCHEMA)", (), ())
         from_file = min((f.rel for f in listing.files), key=spark_order_key)
         source, version = "data file", version_of.get(from_file)
-        bad = {u.path: u.reason for u in unreadable}
+        bad = {u.rel: u.reason for u in unreadable}
         if from_file in bad:
             error = f"Spark cannot read its footer or data: {bad[from_file]}"
         elif version is not None:
@@ -567,7 +555,7 @@ def gate_json(report: GateReport) -> dict[str, Any]:
         "versions": report.versions,
         "data_files": report.data_files,
         "merge_order": list(report.merge_order),
-        "unreadable": [{"path": u.path, "reason": u.reason} for u in report.unreadable],
+        "unreadable": [{"path": u.rel, "reason": u.reason} for u in report.unreadable],
         "partition_columns": list(report.partition_columns),
         "notes": list(report.notes),
     }
@@ -636,7 +624,7 @@ def gate_text(report: GateReport, console: Console | None = None) -> None:
         bad.add_column("file")
         bad.add_column("reason")
         for u in report.unreadable:
-            bad.add_row(u.path, u.reason)
+            bad.add_row(u.rel, u.reason)
         out.print(bad)
 
     if report.merge_safe:
