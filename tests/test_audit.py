@@ -191,3 +191,14 @@ def test_an_unknown_catalog_table_is_a_one_line_error(spark: Any, tmp_path: Path
     with pytest.raises(AuditError, match=r"catalog table nowhere\.nothing: ") as e:
         run_audit(load_config(conf), spark=spark, now=NOW)
     assert "\n" not in str(e.value)
+
+
+def test_a_table_without_data_files_is_a_warning_not_a_pass_in_silence(tmp_path: Path) -> None:
+    (tmp_path / "empty" / "_delta_log").mkdir(parents=True)
+    conf = tmp_path / "c.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\npath = "empty"\n')
+    run = run_audit(load_config(conf), now=NOW)
+    (finding,) = run.all_findings
+    assert finding.key == "empty:TABLE_HAS_NO_DATA:" and finding.severity == "warning"
+    assert run.tables[0].current_source == "none (no readable file)"
+    assert run.exit_code == 0  # below the default fail level; fail_level = "warning" makes it fail

@@ -123,6 +123,12 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
     report = ScanReport(table.name, target.listing, result, history)
     source, current = _current_schema(target, history.versions)
     found = list(report.findings)
+    if not target.listing.files:
+        found.append(Finding(
+            "TABLE_HAS_NO_DATA", "warning",
+            f"no data file under {target.listing.root}: nothing was checked (a wrong path, or a table "
+            f"not written yet?); {len(target.listing.ignored)} file(s) ignored", 0, (),
+            rule="lake/discover.py (Spark's listing rules)"))
     if current is not None:
         found += compatibility_findings(history.versions, current, table)
     found = [replace(f, table=table.name) for f in found]
