@@ -94,6 +94,7 @@ options = { column_mapping = "id" }
      "is not a finding key"),
     (MINIMAL + "[[waivers]]\nkey = 'a:B:c'\nowner = 'me'\nreason = 'r'\nexpires = 'soon'\n", "is not a date"),
     ("[[tables]\n", "not valid TOML"),
+    ("[audit]\nreport_dir = 'lake/orders/_reports'\n" + MINIMAL, "lies inside the audited table orders"),
 ])
 def test_a_mistake_names_the_key(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as e:

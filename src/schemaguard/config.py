@@ -102,13 +102,15 @@ def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:
     if duplicate := next((n for n in names if names.count(n) > 1), None):
         raise ConfigError(f"{where} [[tables]]: two tables are named {duplicate!r}; names key the findings")
     formats = tuple(_one_of(f, FORMATS, f"{where} [audit] formats") for f in audit.get("formats", FORMATS))
+    report_dir = Path(_resolve(audit["report_dir"], home)) if "report_dir" in audit else REPORT_DIR
+    _outside_tables(report_dir, tables, f"{where} [audit] report_dir")
     return AuditConfig(
         source=source,
         tables=tables,
         fail_level=_one_of(audit.get("fail_level", "error"), get_args(FailLevel),
                            f"{where} [audit] fail_level"),
         engine=_one_of(audit.get("engine", "local"), ENGINES, f"{where} [audit] engine"),
-        report_dir=Path(_resolve(audit["report_dir"], home)) if "report_dir" in audit else REPORT_DIR,
+        report_dir=report_dir,
         formats=formats,
         catalog=_catalog(raw.get("catalog", {}), f"{where} [catalog]"),
         spark=_spark(raw.get("spark", {}), f"{where} [spark]"),
@@ -201,6 +203,15 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
         mode=_one_of(t["mode"], list(Mode), f"{where} mode") if "mode" in t else mode,
         options=table_options,
     )
+
+
+def _outside_tables(report_dir: Path, tables: tuple[TableConfig, ...], where: str) -> None:
+    """The guard never writes into a table it audits: reports may not land inside one."""
+    folder = report_dir.resolve()
+    for t in tables:
+        if t.path is not None and "://" not in t.path and folder.is_relative_to(Path(t.path).resolve()):
+            raise ConfigError(f"{where}: {report_dir} lies inside the audited table {t.name} ({t.path}); "
+                              "the guard never writes into a table it audits")
 
 
 def _resolve(path: str, home: Path) -> str:
