@@ -243,6 +243,16 @@ def schemaguard_scan(table: Path, workers: int | None = None) -> ScanOutcome:
     return ScanOutcome(len(result.footers), len(result.unreadable), len(history.versions))
 
 
+def schemaguard_audit(table: Path) -> int:
+    """What `schemaguard audit --no-catalog` computes before rendering: the scan, every finding, and
+    every version against the newest under spark-read FULL_TRANSITIVE. Returns the findings."""
+    from schemaguard.audit import run_audit
+    from schemaguard.config import parse_config
+
+    raw = {"catalog": {"enabled": False}, "tables": [{"path": str(table)}]}
+    return len(run_audit(parse_config(raw, table.parent / "bench.toml")).all_findings)
+
+
 def bare_pyarrow(paths: Sequence[str]) -> int:
     rows = 0
     for p in paths:
@@ -252,6 +262,7 @@ def bare_pyarrow(paths: Sequence[str]) -> int:
 
 SCAN = "(a) schemaguard scan"
 SCAN_IN_PROCESS = "    diag: scan in-process, workers=1"
+AUDIT = "    diag: audit (scan + findings), no catalog"
 BARE = "(b) bare pq.read_metadata loop"
 
 
@@ -261,6 +272,7 @@ def time_local(table: Path, paths: Sequence[str], repeat: int) -> dict[str, Timi
     works: dict[str, Callable[[], object]] = {
         SCAN: lambda: schemaguard_scan(table),
         SCAN_IN_PROCESS: lambda: schemaguard_scan(table, workers=1),
+        AUDIT: lambda: schemaguard_audit(table),
         BARE: lambda: bare_pyarrow(paths),
     }
     runs = interleaved(repeat, works)
@@ -412,6 +424,7 @@ class Report:
     layout: Layout
     scan: Timing
     scan_in_process: Timing
+    audit: Timing
     bare: Timing
     spark: SparkResult
     outcome: ScanOutcome
@@ -433,7 +446,7 @@ def print_report(r: Report) -> None:
         f"{fmt_cores(r.spark.others)} (c)")
     if max(r.local_others or 0.0, r.spark.others or 0.0) > NOISY_ABOVE:
         log("WARNING: other processes competed for the CPU; the figures are noisy, rerun when idle")
-    print_table([r.scan, r.scan_in_process, r.bare, r.spark.timing])
+    print_table([r.scan, r.scan_in_process, r.audit, r.bare, r.spark.timing])
     vs_bare = r.bare.best / r.scan.best
     vs_spark = r.spark.timing.best / r.scan.best
     log("\nratios (scan speed relative to the other method; higher is better):")
@@ -499,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     local_others = others_cores(before, cpu_snapshot())
     memory = measure_memory(table)  # before Spark, so the JVM does not compete for cores
     spark = time_spark(table, len(paths), repeat)
-    report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_IN_PROCESS],
+    report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_IN_PROCESS], local[AUDIT],
                     local[BARE], spark, outcome, memory, local_others)
     print_report(report)
 
