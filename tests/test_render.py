@@ -320,7 +320,7 @@ def test_sarif_is_valid_and_carries_levels_rules_and_suppressions(run: AuditRun)
     assert doc["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json" and doc["version"] == "2.1.0"
     [sarif_run] = doc["runs"]
     driver = sarif_run["tool"]["driver"]
-    assert driver["name"] == "schemaguard" and urlsplit(driver["informationUri"]).scheme == "https"
+    assert driver["name"] == "schemaguard" and driver["version"]
     rule_ids = [r["id"] for r in driver["rules"]]
     assert len(rule_ids) == len(set(rule_ids)) and all(r["shortDescription"]["text"] for r in driver["rules"])
     results = sarif_run["results"]

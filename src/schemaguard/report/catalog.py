@@ -34,9 +34,9 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from schemaguard import version
 from schemaguard.config import NAME, CatalogConfig
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.lake.discover import partition_dir
@@ -162,7 +162,7 @@ def run_row(run: AuditRun, config_path: str) -> dict[str, Any]:
         "tables": len(run.tables), "files": sum(len(t.scan.listing.files) for t in run.tables),
         "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
         "waived": counts["waived"], "failing": counts["failing"], "config": config_path,
-        "schemaguard_version": _version(), "written_at": datetime.now(UTC),
+        "schemaguard_version": version(), "written_at": datetime.now(UTC),
     }
 
 
@@ -235,13 +235,6 @@ def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
 
 def _time(mtime: float | None) -> datetime | None:
     return datetime.fromtimestamp(mtime, UTC) if mtime is not None else None
-
-
-def _version() -> str:
-    try:
-        return metadata.version("schemaguard")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 # ---------------------------------------------------------------------------------------------

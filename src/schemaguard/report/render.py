@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from schemaguard import version
 from schemaguard.formats.notation import describe, schema_to_notation
 from schemaguard.lake.history import SchemaVersion, column_changes, date_partition_column, leaf_signature
 from schemaguard.model import leaves
@@ -39,7 +40,6 @@ FILE_NAMES = {"json": "report.json", "markdown": "report.md", "html": "report.ht
               "junit": "junit.xml", "sarif": "report.sarif"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
-INFORMATION_URI = "https://pypi.org/project/schemaguard/"  # the project's public page, once it has one
 RUN_SUITE = "schemaguard:run"  # JUnit suite of the run's own findings (':' is never in a table name)
 
 # One colour per schema version lane in the HTML timeline (and its column in the grid); no red, which
@@ -1061,7 +1061,8 @@ def to_sarif(run: AuditRun) -> dict[str, Any]:
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
         "runs": [{
-            "tool": {"driver": {"name": "schemaguard", "informationUri": INFORMATION_URI, "rules": rules}},
+            # No informationUri: the project has no public page yet, and SARIF makes it optional.
+            "tool": {"driver": {"name": "schemaguard", "version": version(), "rules": rules}},
             "automationDetails": {"id": f"schemaguard/audit/{run.run_id}"},
             "originalUriBaseIds": {t.name: {"uri": _location_uri(t.location)} for t in run.tables},
             "invocations": [{"executionSuccessful": True, "exitCode": run.exit_code,
