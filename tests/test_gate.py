@@ -217,7 +217,7 @@ def test_unreadable_files_fail_the_gate(spark: Any, tmp_path: Path) -> None:
         error = spark_error(lambda t=t: spark.read.option("mergeSchema", "true").parquet(str(t)).schema)
         assert error is not None and "CANNOT_READ_FILE_FOOTER" in error, name
         assert not report.merge_safe and report.exit_code == 1
-        assert [u.path for u in report.unreadable] == ["part-1.parquet"]
+        assert [u.rel for u in report.unreadable] == ["part-1.parquet"]
         assert report.merged is not None  # the readable footers merge: the files alone block it
 
 
@@ -288,7 +288,7 @@ def test_empty_table_and_stale_checksum(tmp_path: Path) -> None:
     size = (t / "part-0.parquet").stat().st_size
     (t / ".part-0.parquet.crc").write_bytes(b"\0" * (crc_size(size) + 4))
     report = gate(t)
-    assert [u.path for u in report.unreadable] == ["part-0.parquet"] and not report.merge_safe
+    assert [u.rel for u in report.unreadable] == ["part-0.parquet"] and not report.merge_safe
     assert report.without_merge.schema is None and report.without_merge.error
 
 

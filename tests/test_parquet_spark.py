@@ -145,6 +145,37 @@ def test_spark_legacy_and_standard_files_differ_only_on_disk(spark: Any, tmp_pat
     assert legacy.fingerprint != default_footer.fingerprint
 
 
+NESTED_ROW = """
+SELECT array(array(1)) AS aa, array(map('k', 1)) AS am, array(named_struct('a', 1)) AS ast,
+       array(array(array(1))) AS aaa, array(map('k', array(1))) AS aml
+"""
+
+
+def test_spark_legacy_lists_of_lists_maps_and_structs(spark: Any, tmp_path: Path) -> None:
+    """A legacy 2-level list's repeated field is the element with its own annotation: a LIST or
+    MAP group there (`repeated group array (LIST) { repeated int32 array; }`) is a list or a map
+    element, not a struct with one field named `array`."""
+    default = spark_write(spark, tmp_path / "default", NESTED_ROW)
+    legacy = spark_write(spark, tmp_path / "legacy", NESTED_ROW,
+                         spark__sql__parquet__writeLegacyFormat="true")
+    t = types(legacy)
+    assert t["aa"] == {"list": {"list": "int32", "element_nullable": False}, "element_nullable": False}
+    assert t["am"] == {"list": {"map": ["string", "int32"], "value_nullable": False},
+                       "element_nullable": False}
+    assert t["ast"] == {"list": {"struct": [{"name": "a", "id": None, "type": "int32", "nullable": False}]},
+                        "element_nullable": False}
+    assert t == types(default) and legacy.schema == default.schema
+    c = columns(legacy)
+    assert list(c) == [x.path for x in default.footer.columns] == [
+        "aa[][]", "am[]{key}", "am[]{value}", "ast[].a", "aaa[][][]", "aml[]{key}", "aml[]{value}[]"]
+    assert (c["aa[][]"].container, c["aa[][]"].parquet_path) == ("list:2-level", ("aa", "array", "array"))
+    assert c["aaa[][][]"].parquet_path == ("aaa", "array", "array", "array")
+    assert (c["am[]{key}"].container, c["am[]{key}"].parquet_path) == (
+        "map:MAP_KEY_VALUE", ("am", "array", "key_value", "key"))
+    assert (c["ast[].a"].container, c["ast[].a"].parquet_path) == ("list:2-level", ("ast", "array", "a"))
+    assert c["aml[]{value}[]"].container == "list:2-level"
+
+
 def test_spark_statistics(spark: Any, tmp_path: Path) -> None:
     footer = spark_write(spark, tmp_path, "SELECT * FROM VALUES (1, 'b'), (NULL, 'a'), (7, NULL)"
                                           " AS t(n, s)")

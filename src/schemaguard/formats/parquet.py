@@ -431,12 +431,11 @@ def _list_type(
         or (len(rep.children) == 1 and rep.children[0].repetition == "REPEATED")
         or rep.name in ("array", node.name + "_tuple")
     )
-    if two_level:  # the repeated field itself is the (required) element
-        if rep.leaf is not None:
-            return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", leaves, out), False)
-        fields = tuple(_to_field(c, path + "[]", rpath, "list:2-level", leaves, out)
-                       for c in rep.children)
-        return ListType(StructType(fields), False)
+    if two_level:
+        # The repeated field itself is the (required) element, with its own annotation: a
+        # primitive, a struct, or a LIST/MAP group (Spark's legacy `array(array(..))` writes
+        # `repeated group array (LIST) { repeated int32 array; }`).
+        return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", leaves, out), False)
     element = rep.children[0]
     etype = _to_type(element, path + "[]", (*rpath, element.name), "list:3-level", leaves, out)
     return ListType(etype, element.repetition == "OPTIONAL")
