@@ -248,6 +248,8 @@ def audit(
     from schemaguard.config import load_config
     from schemaguard.report import render, scan_output
 
+    if run_id is not None and not render.RUN_ID.fullmatch(run_id):
+        fail(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' and '-' only")
     config = _select(load_config(conf), tables or [], schema, catalog)
     spark = None
     if auditing.needs_spark(config):

@@ -1080,7 +1080,7 @@ def _sarif_time(moment: datetime) -> str:
 # ---------------------------------------------------------------------------------------------
 # the report folder
 
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # it names the report's folder
 
 
 def render_file(run: AuditRun, fmt: str) -> str:
@@ -1103,7 +1103,7 @@ def write_reports(run: AuditRun, directory: Path, formats: Sequence[str]) -> dic
     into a temporary sibling folder that is renamed into place at the end, so a crash leaves no
     half-written report, and a rerun with the same run id replaces the folder whole. `terminal` is
     printed, not written, and is skipped here."""
-    if not _RUN_ID.fullmatch(run.run_id):
+    if not RUN_ID.fullmatch(run.run_id):
         raise ValueError(f"run id {run.run_id!r} cannot name a folder (letters, digits, . _ -)")
     wanted = [f for f in dict.fromkeys(formats) if f != "terminal"]
     texts = {f: render_file(run, f) for f in wanted}  # every renderer runs before anything touches the disk
