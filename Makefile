@@ -15,7 +15,7 @@ CONF          ?= conf/schemaguard.toml
 CHROMIUM      := /usr/bin/chromium
 SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test test-fast lint bench clean
 
 setup: $(STAMP) $(DELTA_JARS)
 
@@ -44,6 +44,15 @@ test: setup $(CHROMIUM)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
+
+# The tests that start no JVM, in well under a minute: neither `spark` nor `slow` tests. JAVA_HOME is
+# unset and tests/no-jvm comes first on PATH, so pyspark's spark-class (and py4j, and spark-submit)
+# find its fake `java`, which fails: a test that starts a JVM without the `spark` marker fails
+# loudly here instead of slowly. SPARK_CONF_DIR points there too: no spark-env.sh to set JAVA_HOME.
+NO_JVM := $(CURDIR)/tests/no-jvm
+
+test-fast: setup
+	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow"
 
 bench: setup
 	$(PY) bench/footer_scan.py

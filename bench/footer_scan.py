@@ -6,7 +6,7 @@ small). It builds, once, a hive-partitioned Parquet table with a few distinct wr
 rebuilt. Then, in one run, it measures best-of-K wall time with a warm page cache (the
 repetitions of a and b interleaved) of:
 
-  a. schemaguard's scan as `schemaguard scan` does it: discover + scan + build_history
+  a. schemaguard's scan as `schemaguard scan` does it: lake.table.read (listing, footers, versions)
      (listing, footers, statistics and versions), with the footer-schema cache cleared before
      each repetition;
   b. a bare `pyarrow.parquet.read_metadata` loop over the same paths (listed before timing);
@@ -69,18 +69,14 @@ pid = os.fork()
 if pid:
     sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 import json, resource
-from schemaguard.lake.discover import discover
-from schemaguard.lake.history import build_history
-from schemaguard.lake.scan import scan
+from schemaguard.lake.table import read
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-listing = discover(sys.argv[1])
-result = scan(listing)
-history = build_history(result.footers)
+table = read(sys.argv[1])
 print(json.dumps({
     "after_imports_kb": before,
     "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     "children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    "versions": len(history.versions),
+    "versions": len(table.versions),
 }))
 """
 
@@ -233,14 +229,10 @@ class ScanOutcome:
 
 def schemaguard_scan(table: Path, workers: int | None = None) -> ScanOutcome:
     """What `schemaguard scan` does before rendering: listing, footers and stats, versions."""
-    from schemaguard.lake.discover import discover
-    from schemaguard.lake.history import build_history
-    from schemaguard.lake.scan import scan
+    from schemaguard.lake.table import read
 
-    listing = discover(str(table))
-    result = scan(listing, workers=workers)
-    history = build_history(result.footers)
-    return ScanOutcome(len(result.footers), len(result.unreadable), len(history.versions))
+    found = read(str(table), workers=workers)
+    return ScanOutcome(len(found.scan.footers), len(found.scan.unreadable), len(found.versions))
 
 
 def schemaguard_audit(table: Path) -> int:
@@ -267,7 +259,7 @@ BARE = "(b) bare pq.read_metadata loop"
 
 
 def time_local(table: Path, paths: Sequence[str], repeat: int) -> dict[str, Timing]:
-    log("timing (a) schemaguard discover + scan + build_history, the same in-process "
+    log("timing (a) schemaguard lake.table.read (listing, footers, versions), the same in-process "
         "(diagnostic), and (b) a bare pyarrow.parquet.read_metadata loop, interleaved ...")
     works: dict[str, Callable[[], object]] = {
         SCAN: lambda: schemaguard_scan(table),

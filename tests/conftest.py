@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,10 +30,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
-
-
-def spark_parquet_file(directory: Path) -> Path:
-    """The one data file Spark wrote into `directory` (written with coalesce(1))."""
-    files = sorted(directory.glob("part-*.parquet"))
-    assert len(files) == 1, files
-    return files[0]

@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemaguard.audit import AuditError, run_audit
+from schemaguard.checks.finding import Finding
+from schemaguard.checks.run import AuditRun
 from schemaguard.config import AuditConfig, load_config
 from schemaguard.demo import build_demo_lake
-from schemaguard.report.findings import Finding
-from schemaguard.report.run import AuditRun
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
@@ -60,7 +60,7 @@ def demo_run(lake: Path) -> AuditRun:
 
 def test_every_version_on_disk_is_checked_against_the_newest(demo_run: AuditRun) -> None:
     (orders,) = demo_run.tables
-    assert [v.number for v in orders.scan.history.versions] == [1, 2, 3, 4]
+    assert [v.number for v in orders.summary.table.versions] == [1, 2, 3, 4]
     assert orders.current_source == "newest version (v4)"
     found = by_key(demo_run)
     # Old readers (v1-v3 declare quantity int32) cannot read files written now (int64): FORWARD fails.
@@ -179,7 +179,7 @@ def test_a_catalog_table_is_audited_at_its_location_against_the_catalogs_schema(
     assert table.name == "audit_catalog.t" and table.current_source == "catalog"
     assert Path(table.location) == folder
     assert [f.name for f in table.current_schema.fields] == ["id", "n"]
-    assert len(table.scan.history.versions) == 2
+    assert len(table.summary.table.versions) == 2
     # Spark reads the INT32 file as bigint: no backward problem with the catalog's schema.
     assert not [k for k in by_key(run) if ":backward:n:" in k]
     assert "audit_catalog.t:LOGICAL_TYPE_DRIFT:n" in by_key(run)

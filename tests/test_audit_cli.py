@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from schemaguard.demo import build_demo_lake
-from tests.test_cli import SCHEMAGUARD
+from tests.helpers import SCHEMAGUARD
+
+# Every test reads the `audited` run: `schemaguard audit` with the catalog on, and `schemaguard
+# findings`, start Spark in processes of their own.
+pytestmark = pytest.mark.spark
 
 RUN_ID = "scheduler-run-7"
 

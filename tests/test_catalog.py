@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from schemaguard.audit import run_audit
+from schemaguard.checks.run import AuditRun
 from schemaguard.config import CatalogConfig, load_config
 from schemaguard.demo import build_demo_lake
 from schemaguard.report import catalog as report
-from schemaguard.report.run import AuditRun
 
 CHILD = Path(__file__).with_name("catalog_writer_child.py")
 CHILD_TIMEOUT = 900  # seconds: a Spark child starts in 10-20 s on 2 idle cores, much more on busy ones

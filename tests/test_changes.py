@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from schemaguard.formats.notation import fingerprint
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -36,11 +37,10 @@ from schemaguard.model import (
     TimeType,
     UuidType,
     canonical_json,
-    fingerprint,
     make_metadata,
 )
-from schemaguard.rules.changes import Operation, OpKind, diff, name_rebinds
-from tests.test_notation import (
+from schemaguard.rules.changes import Operation, OpKind, diff
+from tests.strategies import (
     PROPERTY,
     data_types,
     enums,
@@ -103,7 +103,6 @@ def test_op_kind_values_are_stable() -> None:
         "DEFAULT_CHANGED": "default_changed",
         "METADATA_CHANGED": "metadata_changed",
         "FIELD_ID_REUSED": "field_id_reused",
-        "NAME_REBOUND": "name_rebound",
     }
 
 
@@ -534,35 +533,10 @@ def test_each_identity_gives_its_own_verdict() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Name re-binding across a history
-
-
-def test_name_rebound_after_a_gap() -> None:
-    # "What none of them checks": name reuse; §1/§5 re-bind old data by name, §3/§4 do not.
-    v1 = schema(f("a", IntType(32)), f("s", struct(f("x", IntType(32)))))
-    v2 = schema(f("s", struct()))
-    v3 = schema(f("s", struct()))
-    v4 = schema(f("a", StringType()), f("s", struct(f("x", IntType(64)))))
-    assert name_rebinds([v1, v2, v3, v4]) == [
-        Operation(K.NAME_REBOUND, "a", "int32", "string", "in v1, absent in v2..v3, back in v4"),
-        Operation(K.NAME_REBOUND, "s.x", "int32", "int64", "in v1, absent in v2..v3, back in v4"),
-    ]
-
-
-def test_name_rebound_once_per_gap_and_not_for_list_slots() -> None:
-    # Docstring: one NAME_REBOUND per gap; list elements and map slots are not names.
-    with_list = schema(f("l", ListType(IntType(32))))
-    as_string = schema(f("l", StringType()))
-    assert name_rebinds([with_list, as_string, with_list]) == []
-    a, empty = schema(f("a", IntType(32))), schema()
-    assert [op.detail for op in name_rebinds([a, empty, a, empty, a])] == [
-        "in v1, absent in v2, back in v3", "in v3, absent in v4, back in v5"]
-
-
-# ---------------------------------------------------------------------------------------------
 # Properties
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(schemas(), st.sampled_from(ALL))
 def test_a_schema_has_no_changes_from_itself(s: Schema, identity: Identity) -> None:
@@ -630,6 +604,7 @@ def nearby_pairs(draw: st.DrawFn) -> tuple[Schema, Schema]:
     return a, Schema(_mutated_fields(draw, a.fields))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(nearby_pairs() | st.tuples(schemas(), schemas()))
 def test_every_fingerprinted_difference_is_named(pair: tuple[Schema, Schema]) -> None:

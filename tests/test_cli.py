@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,22 +13,9 @@ import pytest
 
 from schemaguard.formats.notation import schema_from_notation, type_name
 from schemaguard.model import Schema
+from tests.helpers import assert_usage_error, run
 
-SCHEMAGUARD = Path(sys.executable).parent / "schemaguard"
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
-    return subprocess.run([str(SCHEMAGUARD), *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300, check=False)
-
-
-def assert_usage_error(done: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
-    for fragment in fragments:
-        assert fragment in done.stderr, done.stderr
 
 
 def types_of(schema: Schema) -> dict[str, str]:

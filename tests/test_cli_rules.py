@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.test_cli import assert_usage_error, run
+from tests.helpers import assert_usage_error, run
 
 F1 = {"name": "f1", "type": "string"}
 F2_DEFAULT = {"name": "f2", "type": "string", "default": "foo"}

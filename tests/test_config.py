@@ -10,7 +10,7 @@ import pytest
 
 from schemaguard.config import FORMATS, ConfigError, load_config
 from schemaguard.rules.modes import Mode
-from tests.test_cli import assert_usage_error, run
+from tests.helpers import assert_usage_error, run
 
 PROJECT = Path(__file__).resolve().parents[1]
 

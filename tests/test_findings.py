@@ -14,26 +14,26 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schemaguard.checks import run_checks
+from schemaguard.checks.finding import SAMPLE, Finding, reason_category
 from schemaguard.demo import build_demo_lake
-from schemaguard.lake.discover import crc_size, discover
-from schemaguard.lake.history import build_history
-from schemaguard.lake.scan import scan
-from schemaguard.report.findings import SAMPLE, Finding, history_findings, reason_category, scan_findings
-from tests.test_parquet_spark import spark_conf
+from schemaguard.lake.discover import crc_size
+from schemaguard.lake.table import read
+from tests.helpers import spark_conf
 
 SPARK_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
 
+FILE_CODES = {"UNREADABLE_FILE", "STALE_CHECKSUM", "TABLE_HAS_NO_DATA"}
+
+
 def findings_of(table: Path) -> list[Finding]:
-    found = history_findings(build_history(scan(discover(str(table))).footers))
-    assert_unique_keys(found)
-    return found
+    """What the versions on disk show (the findings about files alone left out)."""
+    return [f for f in all_findings_of(table) if f.code not in FILE_CODES]
 
 
 def all_findings_of(table: Path) -> list[Finding]:
-    listing = discover(str(table))
-    result = scan(listing)
-    found = [*scan_findings(listing, result), *history_findings(build_history(result.footers))]
+    found = run_checks(read(str(table)))
     assert_unique_keys(found)
     return found
 
@@ -336,7 +336,7 @@ def test_spark_written_files_agree_with_their_spark_schema(spark: Any, tmp_path:
     INT32/INT64 or FLBA decimals, standard or legacy lists and maps. No finding may say otherwise."""
     table = tmp_path / "t"
     spark_writes(spark, table, SPARK_ROW)
-    versions = build_history(scan(discover(str(table))).footers).versions
+    versions = read(str(table)).versions
     assert len(versions) == 3 and all(v.footer.spark_schema is not None for v in versions)
     found = findings_of(table)
     assert not [f for f in found if f.code in ("SPARK_SCHEMA_DISAGREES_WITH_PARQUET", "NULLABILITY_MISMATCH")]

@@ -19,7 +19,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemaguard.formats.avro import AvroSchemaError, schema_from_avsc, schema_to_avsc
-from schemaguard.formats.load import load_schemas
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -44,7 +43,8 @@ from schemaguard.model import (
     canonical_json,
     make_metadata,
 )
-from tests.test_notation import PROPERTY, decimals, json_values
+from schemaguard.sources import load_schemas
+from tests.strategies import PROPERTY, decimals, json_values
 
 
 def parse_with_avro(doc: dict[str, Any]) -> avro.schema.Schema:
@@ -115,6 +115,7 @@ avro_types: st.SearchStrategy[DataType] = st.recursive(
 )
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(avro_fields(avro_types).map(Schema))
 def test_model_to_avsc_to_model_is_identity_and_avro_accepts_every_document(schema: Schema) -> None:

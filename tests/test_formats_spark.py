@@ -40,7 +40,7 @@ from schemaguard.model import (
     UuidType,
     make_metadata,
 )
-from tests.test_notation import PROPERTY, names
+from tests.strategies import PROPERTY, names
 
 
 def pyspark_round_trip(doc: dict[str, Any]) -> Any:
@@ -95,6 +95,7 @@ spark_types: st.SearchStrategy[DataType] = st.recursive(
 )
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(spark_fields(spark_types).map(Schema))
 def test_model_to_spark_json_to_model_is_identity_and_pyspark_keeps_it(schema: Schema) -> None:

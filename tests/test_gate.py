@@ -1,7 +1,7 @@
-"""The mergeSchema gate (report/gate.py): verdicts, merged schemas and the schema without merge,
-checked against real Spark (the shared session) on small tables written with pyarrow, plus fast
-tests without Spark for what Spark only shows as one error (every conflict, which versions bring
-each side) and for the JSON and text forms.
+"""The mergeSchema gate (checks/gate.py, printed by report/gate.py): verdicts, merged schemas and
+the schema without merge, checked against real Spark (the shared session) on small tables written
+with pyarrow, plus fast tests without Spark for what Spark only shows as one error (every
+conflict, which versions bring each side) and for the JSON and text forms.
 
 Spark facts these tests pin down (pyspark 4.1.4): files are ordered by the Java string order of
 their path (UTF-16 code units), not by modification time; without mergeSchema the schema comes
@@ -22,12 +22,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from rich.console import Console
 
+from schemaguard.checks.gate import GateReport, evaluate_gate
 from schemaguard.formats.spark import schema_from_spark_json
-from schemaguard.lake.discover import crc_size, discover, spark_order_key
-from schemaguard.lake.history import build_history
-from schemaguard.lake.scan import scan
+from schemaguard.lake.discover import crc_size, spark_order_key
+from schemaguard.lake.table import read
 from schemaguard.model import Schema, StructType, walk
-from schemaguard.report.gate import GateReport, evaluate_gate, gate_json, gate_text
+from schemaguard.report.gate import gate_json, gate_text
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -43,16 +43,12 @@ def write(path: Path, table: pa.Table, mtime: int | None = None) -> str:
 
 
 def gate(path: Path) -> GateReport:
-    listing = discover(str(path))
-    result = scan(listing)
-    return evaluate_gate(str(path), listing, result, build_history(result.footers))
+    return evaluate_gate(read(str(path)))
 
 
 def version_of(path: Path, rel: str) -> int:
     """The version number holding `rel` (versions are numbered oldest first)."""
-    listing = discover(str(path))
-    history = build_history(scan(listing).footers)
-    return next(v.number for v in history.versions if rel in {f.rel for f in v.files})
+    return next(v.number for v in read(str(path)).versions if rel in {f.rel for f in v.files})
 
 
 def spark_schema(spark: Any, path: Path, merge: bool) -> Schema:

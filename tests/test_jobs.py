@@ -12,7 +12,7 @@ import pytest
 
 from schemaguard.demo import build_demo_lake
 from schemaguard.spark import PROJECT_ROOT, delta_jars
-from tests.test_cli import assert_usage_error
+from tests.helpers import assert_usage_error
 
 JOBS = PROJECT_ROOT / "jobs"
 
@@ -69,6 +69,7 @@ def test_migration_check_passes_a_schema_every_version_reads(work: Path) -> None
     assert done.returncode == 1 and "UNREADABLE_FILE" in codes
 
 
+@pytest.mark.spark  # spark-submit starts a JVM
 def test_lake_audit_under_spark_submit(work: Path) -> None:
     """spark-submit's master is kept; the footers are read by a Spark job; the report is written
     as Delta tables into the cluster's catalog (here an in-memory catalog with a temp warehouse)."""

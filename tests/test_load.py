@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemaguard.formats.avro import schema_to_avsc
-from schemaguard.formats.load import LoadedSchemas, SchemaLoadError, load_schemas
+from schemaguard.formats.io import SchemaLoadError
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.model import (
@@ -29,6 +29,7 @@ from schemaguard.model import (
     StructType,
     make_metadata,
 )
+from schemaguard.sources import LoadedSchemas, load_schemas
 
 SCHEMA = Schema((
     Field("id", IntType(64), nullable=False),
@@ -343,6 +344,6 @@ def test_an_unknown_uri_scheme_is_a_load_error() -> None:
 
 
 def test_importing_the_loader_does_not_import_pyspark() -> None:
-    code = "import sys, schemaguard.formats.load; print('pyspark' in sys.modules)"
+    code = "import sys, schemaguard.sources; print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

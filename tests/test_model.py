@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemaguard.formats.notation import dumps, loads
+from schemaguard.formats.notation import describe, dumps, fingerprint, loads
 from schemaguard.model import (
     DataType,
     DecimalType,
@@ -27,18 +28,26 @@ from schemaguard.model import (
     Identity,
     Int96Type,
     IntType,
+    Leaf,
     ListType,
     MapType,
+    PartnerVisitor,
+    Paths,
+    PrimitiveType,
     Schema,
+    SchemaTransform,
+    SchemaVisitor,
     StringType,
     StructType,
     TimestampType,
     canonical_json,
-    fingerprint,
     leaves,
+    transform,
+    visit,
+    visit_with_partner,
     walk,
 )
-from tests.test_notation import PROPERTY, schemas
+from tests.strategies import PROPERTY, schemas
 
 ALL: tuple[Identity, ...] = ("position", "name", "name-ci", "id")
 BY_NAME_OR_ID: tuple[Identity, ...] = ("name", "name-ci", "id")
@@ -248,6 +257,7 @@ def test_list_order_inside_a_default_value_counts(identity: Identity) -> None:
 # Properties over arbitrary schemas
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(schemas(), st.randoms(use_true_random=False))
 def test_shuffling_fields_at_every_depth(schema: Schema, rnd: random.Random) -> None:
@@ -259,6 +269,7 @@ def test_shuffling_fields_at_every_depth(schema: Schema, rnd: random.Random) -> 
         assert fingerprint(shuffled, "position") != fingerprint(schema, "position")
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(schemas())
 def test_fingerprint_survives_the_notation_round_trip(schema: Schema) -> None:
@@ -280,3 +291,135 @@ def test_paths_address_struct_list_and_map_nodes() -> None:
     assert leaf["items[].qty"] == (IntType(32), True)
     assert leaf["attrs{key}"] == (StringType(), False)
     assert "items" not in leaf and "attrs{value}" not in leaf
+
+
+# ---------------------------------------------------------------------------------------------
+# The walk: a visitor, a partner visitor, a transform
+
+Names = list[str]
+
+
+def _flat(results: Sequence[Names]) -> Names:
+    return [name for names in results for name in names]
+
+
+class _NodeNames(SchemaVisitor[Names, Names]):
+    """Every node as kind@path, children first."""
+
+    def schema(self, schema: Schema, fields: Sequence[Names]) -> Names:
+        return [*_flat(fields), "schema"]
+
+    def field(self, f: Field, path: str, type_result: Names) -> Names:
+        return [*type_result, f"field@{path}"]
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Names]) -> Names:
+        return [*_flat(fields), f"struct@{path}"]
+
+    def list(self, t: ListType, path: str, element: Names) -> Names:
+        return [*element, f"list@{path}"]
+
+    def map(self, t: MapType, path: str, key: Names, value: Names) -> Names:
+        return [*key, *value, f"map@{path}"]
+
+    def enum(self, t: EnumType, path: str) -> Names:
+        return [f"enum@{path}"]
+
+    def primitive(self, t: PrimitiveType, path: str) -> Names:
+        return [f"{describe(t)}@{path}"]
+
+
+def test_a_visitor_gets_every_node_with_its_path_after_its_children() -> None:
+    schema = Schema((
+        f("a", struct(f("b", ListType(IntType(32))))),
+        f("m", MapType(StringType(), EnumType(("X",)))),
+    ))
+    assert visit(schema, _NodeNames()) == [
+        "int32@a.b[]", "list@a.b", "field@a.b", "struct@a", "field@a",
+        "string@m{key}", "enum@m{value}", "map@m", "field@m", "schema",
+    ]
+    assert visit(ListType(struct(f("x", IntType(8)))), _NodeNames(), "top") == [
+        "int8@top[].x", "field@top[].x", "struct@top[]", "list@top"]
+
+
+@dataclass(frozen=True)
+class _Pair:
+    writer: Field | None
+    reader: Field | None
+
+
+class _CaseInsensitiveDiff(PartnerVisitor[_Pair, Names, Names]):
+    """Fields paired by lower-cased name, reader order first; every difference as a line."""
+
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
+        unpaired = {w.name.lower(): w for w in writer}
+        pairs = [_Pair(unpaired.pop(r.name.lower(), None), r) for r in reader]
+        return [*pairs, *(_Pair(w, None) for w in unpaired.values())]
+
+    def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: Names) -> Names:
+        return [*type_result, f"field {paths.writer} -> {paths.reader}"]
+
+    def writer_only(self, writer: Field, paths: Paths) -> Names:
+        return [f"dropped {paths.writer}"]
+
+    def reader_only(self, reader: Field, paths: Paths) -> Names:
+        return [f"added {paths.reader}"]
+
+    def struct(self, writer: StructType, reader: StructType, paths: Paths, fields: Sequence[Names]) -> Names:
+        return _flat(fields)
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: Names) -> Names:
+        return element
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: Names, value: Names) -> Names:
+        return [*key, *value]
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Names:
+        return [] if writer == reader else [f"{paths.reader}: {describe(writer)} -> {describe(reader)}"]
+
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> Names:
+        return [f"{paths.reader}: {describe(writer)} vs {describe(reader)}"]
+
+
+def test_a_partner_visitor_sees_pairs_unmatched_fields_on_both_sides_and_kind_mismatches() -> None:
+    writer = Schema((
+        f("id", IntType(32)),
+        f("Info", struct(f("zip", StringType()), f("old", IntType(32)))),
+        f("tags", ListType(StringType())),
+        f("m", MapType(StringType(), IntType(32))),
+        f("gone", StringType()),
+    ))
+    reader = Schema((
+        f("id", IntType(64)),
+        f("info", struct(f("zip", StringType()), f("new", IntType(32)))),
+        f("tags", struct(f("x", StringType()))),  # not descended: no "added tags.x"
+        f("m", MapType(StringType(), IntType(64))),
+        f("extra", StringType()),
+    ))
+    assert visit_with_partner(writer, reader, _CaseInsensitiveDiff()) == [
+        "id: int32 -> int64", "field id -> id",
+        "field Info.zip -> info.zip", "added info.new", "dropped Info.old", "field Info -> info",
+        "tags: list<string> vs struct<x:string>", "field tags -> tags",
+        "m{value}: int32 -> int64", "field m -> m",
+        "added extra",
+        "dropped gone",
+    ]
+
+
+class _Widen(SchemaTransform):
+    """int32 becomes int64 wherever it is."""
+
+    def primitive(self, t: PrimitiveType, path: str) -> DataType:
+        return IntType(64) if t == IntType(32) else t
+
+
+def test_a_transform_changes_only_what_its_methods_change() -> None:
+    def schema(int_type: IntType) -> Schema:
+        return Schema((
+            f("a", int_type, nullable=False, id=1, aliases=("x",), default_json="1"),
+            f("l", ListType(struct(f("n", int_type), f("s", StringType())), True)),
+            f("m", MapType(int_type, EnumType(("A",)), True)),
+        ))
+
+    assert transform(schema(IntType(32)), _Widen()) == schema(IntType(64))
+    assert transform(ListType(IntType(32)), _Widen()) == ListType(IntType(64))
+    assert transform(ORDERS, SchemaTransform()) == ORDERS

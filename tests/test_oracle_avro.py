@@ -23,6 +23,7 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from schemaguard.base import Problem, errors
 from schemaguard.formats.avro import AvroSchemaError, schema_to_avsc
 from schemaguard.formats.notation import dumps
 from schemaguard.model import (
@@ -45,7 +46,7 @@ from schemaguard.model import (
     UuidType,
     canonical_json,
 )
-from schemaguard.rules.profiles import Problem, can_read, errors
+from schemaguard.rules.profiles import can_read
 
 ORACLE = settings(max_examples=400, derandomize=True, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -402,12 +403,14 @@ def check_both_directions(pair: tuple[Schema, Schema]) -> None:
     assert forward is None, "R=old reads W=new:\n" + forward
 
 
+@pytest.mark.slow
 @ORACLE
 @given(pair=related_pairs())
 def test_avro_profile_agrees_with_avro_python(pair: tuple[Schema, Schema]) -> None:
     check_both_directions(pair)
 
 
+@pytest.mark.slow
 @ORACLE
 @given(pair=related_pairs(aliases=False))
 def test_avro_profile_agrees_with_avro_python_without_aliases(pair: tuple[Schema, Schema]) -> None:

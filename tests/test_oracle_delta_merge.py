@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
+from schemaguard.base import Options
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.model import Schema
-from schemaguard.rules.merge import merge
-from schemaguard.rules.profiles import Options
-from tests.oracles import related_pairs, writable, write_parquet
-from tests.test_oracle_spark_merge import as_nullable
+from schemaguard.rules.profiles import merge_schemas
+from tests.oracles import as_nullable, related_pairs, writable, write_parquet
 
 ORACLE = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -58,7 +57,7 @@ def test_delta_merge_agrees_with_delta(spark: Any, widening: bool, pair: tuple[S
     table, data = pair
     assume(writable(table) and writable(data))
     ok, delta_schema, error = delta_append(spark, table, data, widening)
-    ours = merge([table, data], "delta-merge", Options(type_widening=widening))
+    ours = merge_schemas([table, data], "delta-merge", Options(type_widening=widening))
     assert ours.ok == ok, (f"ours={ours.conflicts} delta={error or 'ok'}\n"
                            f"table={dumps(table)}\ndata={dumps(data)}")
     if ok:

@@ -18,28 +18,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.parquet import read_footer
 from schemaguard.formats.spark import schema_from_spark_json
-from schemaguard.model import DataType, Field, ListType, MapType, Schema, StructType
-from schemaguard.rules.merge import merge
-from tests.oracles import related_pairs, writable, write_parquet
+from schemaguard.model import Schema
+from schemaguard.rules.profiles import merge_schemas
+from tests.oracles import as_nullable, related_pairs, writable, write_parquet
 
 ORACLE = settings(max_examples=150, derandomize=True, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def as_nullable(schema: Schema) -> Schema:
-    def t(x: DataType) -> DataType:
-        if isinstance(x, StructType):
-            return StructType(tuple(f(y) for y in x.fields))
-        if isinstance(x, ListType):
-            return ListType(t(x.element), True)
-        if isinstance(x, MapType):
-            return MapType(t(x.key), t(x.value), True)
-        return x
-
-    def f(x: Field) -> Field:
-        return Field(x.name, t(x.type), True)
-
-    return Schema(tuple(f(x) for x in schema.fields))
 
 
 def spark_merge(spark: Any, left: Schema, right: Schema) -> tuple[bool, Schema | None, str]:
@@ -62,7 +46,7 @@ def test_spark_merge_agrees_with_spark(spark: Any, pair: tuple[Schema, Schema]) 
     left, right = pair
     assume(writable(left) and writable(right))
     ok, spark_schema, error = spark_merge(spark, left, right)
-    ours = merge([left, right], "spark-merge")
+    ours = merge_schemas([left, right], "spark-merge")
     assert ours.ok == ok, (f"ours={ours.conflicts} spark={error or 'ok'}\n"
                            f"left={dumps(left)}\nright={dumps(right)}")
     if ok:

@@ -15,11 +15,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 
+from schemaguard.base import errors, spark_view
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.model import ListType, MapType, Schema, StructType, walk
 from schemaguard.rules.identity import match_fields
-from schemaguard.rules.profiles import can_read, errors, spark_view
+from schemaguard.rules.profiles import can_read
 from tests.oracles import related_pairs, writable, write_parquet
 
 ORACLE = settings(max_examples=150, derandomize=True, deadline=None, database=None,

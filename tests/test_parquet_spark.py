@@ -4,8 +4,6 @@ format) and on files parquet-java writes with annotations neither pyarrow nor Sp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,7 @@ import pytest
 
 from schemaguard.formats.notation import type_to_notation
 from schemaguard.formats.parquet import FileFooter, read_footer
-from tests.conftest import spark_parquet_file
+from tests.helpers import spark_conf, spark_parquet_file
 
 ROW = """
 SELECT CAST(1 AS BIGINT) AS id,
@@ -27,18 +25,6 @@ SELECT CAST(1 AS BIGINT) AS id,
        array('a', 'b') AS arr, array('a', CAST(NULL AS STRING)) AS arrn, map('k', 1) AS m,
        named_struct('x', 1, 'y', 'z') AS st
 """
-
-
-@contextmanager
-def spark_conf(spark: Any, **settings: str) -> Iterator[None]:
-    keys = {k.replace("__", "."): v for k, v in settings.items()}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k in keys:
-            spark.conf.unset(k)
 
 
 def spark_write(spark: Any, tmp_path: Path, sql: str = ROW, **settings: str) -> FileFooter:

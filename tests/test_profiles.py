@@ -8,20 +8,21 @@ from typing import Any
 
 import pytest
 
+from schemaguard import base
+from schemaguard.base import Options, Problem, errors
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.model import Schema
 from schemaguard.rules import merge as merge_rules
-from schemaguard.rules import profiles
+from schemaguard.rules import promotions, read
 from schemaguard.rules.modes import Mode, check, pairs
-from schemaguard.rules.profiles import Options, can_read, errors
-from schemaguard.rules.safety import operation_safety
+from schemaguard.rules.profiles import PROFILES, ReadProfile, can_read, merge_schemas
 
 
 def one(t: Any, nullable: bool = True, **extra: Any) -> Schema:
     return schema_from_notation({"fields": [{"name": "c", "type": t, "nullable": nullable, **extra}]})
 
 
-def rules_of(problems: list[profiles.Problem]) -> set[tuple[str, str]]:
+def rules_of(problems: list[Problem]) -> set[tuple[str, str]]:
     return {(p.rule.id, p.severity) for p in problems}
 
 
@@ -142,12 +143,15 @@ def test_rule_row(profile: str, options: Options, writer: Schema, reader: Schema
     assert rules_of(can_read(writer, reader, profile, options)) == expected
 
 
+TABLES = [p.table for p in PROFILES.values() if isinstance(p, ReadProfile)]
+
+
 def all_rule_ids() -> set[str]:
-    ids = {p.rule.id for t in profiles.TABLES.values() for p in t.promotions}
-    for t in profiles.TABLES.values():
+    ids = {p.rule.id for t in TABLES for p in t.promotions}
+    for t in TABLES:
         ids |= {t.identity.id, t.missing.id, t.tighten.id, t.enums.id}
-    for module in (profiles, merge_rules):
-        ids |= {v.id for v in vars(module).values() if isinstance(v, profiles.Rule)}
+    for module in (base, read, promotions, merge_rules):
+        ids |= {v.id for v in vars(module).values() if isinstance(v, base.Rule)}
     return ids
 
 
@@ -157,7 +161,7 @@ def test_every_rule_row_has_a_case() -> None:
 
 
 def test_every_rule_cites_a_source() -> None:
-    for t in profiles.TABLES.values():
+    for t in TABLES:
         for rule in (t.identity, t.missing, t.tighten, t.enums, *(p.rule for p in t.promotions)):
             assert rule.source and (".md" in rule.source), rule
 
@@ -240,56 +244,15 @@ def test_pairs_follow_the_registry() -> None:
     assert pairs(0, Mode.FULL) == []
 
 
-# ---------------------------------------------------------------------------------------------
-# Safety per operation (rules/safety.py)
-
-OLD = schema_from_notation({"fields": [
-    {"name": "id", "type": "int32", "nullable": False}, {"name": "note", "type": "string"},
-    {"name": "amt", "type": "decimal(10,2)"}]})
-NEW = schema_from_notation({"fields": [
-    {"name": "id", "type": "int64", "nullable": False}, {"name": "amt", "type": "decimal(12,2)"},
-    {"name": "flag", "type": "boolean", "nullable": False}]})
-
-
-def safety(profile: str, options: Options | None = None) -> dict[tuple[str, str], tuple[Mode, str]]:
-    return {(s.operation.kind, s.operation.path): (s.mode, s.deploy_order)
-            for s in operation_safety(OLD, NEW, profile, options)}
-
-
-def test_safety_under_spark_read() -> None:
-    assert safety("spark-read") == {
-        ("widen_type", "id"): (Mode.BACKWARD, "readers first"),  # int read as bigint, not back
-        ("widen_type", "amt"): (Mode.BACKWARD, "readers first"),
-        ("add_required_field", "flag"): (Mode.FULL, "any order"),  # missing columns read as null
-        ("drop_field", "note"): (Mode.FULL, "any order"),
-    }
-
-
-def test_safety_under_avro() -> None:
-    assert safety("avro") == {
-        ("widen_type", "id"): (Mode.BACKWARD, "readers first"),
-        ("widen_type", "amt"): (Mode.FULL, "any order"),  # Avro ignores decimal precision (§1)
-        ("add_required_field", "flag"): (Mode.FORWARD, "writers first"),  # no default (§1)
-        ("drop_field", "note"): (Mode.BACKWARD, "readers first"),  # old readers need a default
-    }
-
-
-def test_safety_under_delta_without_type_widening() -> None:
-    modes = safety("delta-read")
-    assert modes[("widen_type", "id")] == (Mode.NONE, "together")
-    assert safety("delta-read", Options(type_widening=True))[("widen_type", "id")] == (
-        Mode.BACKWARD, "readers first")
-
-
 def test_merge_keeps_order_and_ors_nullability() -> None:
     left = schema_from_notation({"fields": [{"name": "b", "type": "int32", "nullable": False},
                                             {"name": "a", "type": "decimal(10,2)", "nullable": False}]})
     right = schema_from_notation({"fields": [{"name": "c", "type": "string"},
                                              {"name": "A", "type": "decimal(12,2)"}]})
-    result = merge_rules.merge([left, right], "spark-merge")
+    result = merge_schemas([left, right], "spark-merge")
     assert result.merged is not None
     assert [(f.name, f.nullable) for f in result.merged.fields] == [("b", False), ("a", True), ("c", True)]
     assert result.merged.fields[1].type == schema_from_notation(
         {"fields": [{"name": "x", "type": "decimal(12,2)"}]}).fields[0].type
-    sensitive = merge_rules.merge([left, right], "spark-merge", Options(case_sensitive=True))
+    sensitive = merge_schemas([left, right], "spark-merge", Options(case_sensitive=True))
     assert [f.name for f in sensitive.merged.fields] == ["b", "a", "c", "A"]  # type: ignore[union-attr]

@@ -26,11 +26,14 @@ import pytest
 from rich.console import Console
 
 from schemaguard.audit import run_audit
+from schemaguard.checks.finding import Finding
+from schemaguard.checks.run import AuditRun
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
-from schemaguard.report import render
-from schemaguard.report.findings import Finding
-from schemaguard.report.run import AuditRun
+from schemaguard.report import folder as report_folder
+from schemaguard.report import html as html_report
+from schemaguard.report import json as json_report
+from schemaguard.report import junit, markdown, sarif, terminal
 
 CHROMIUM = Path("/usr/bin/chromium")
 ACTIVE = "orders:LOGICAL_TYPE_DRIFT:ts"
@@ -97,7 +100,7 @@ def by_code(findings: list[dict[str, Any]], code: str) -> dict[str, dict[str, An
 
 
 def test_json_has_stable_keys_and_the_audit_values(run: AuditRun) -> None:
-    doc = render.to_json(run)
+    doc = json_report.to_json(run)
     json.dumps(doc)  # plain JSON all the way down
     assert {"run_id", "started_at", "finished_at", "fail_level", "verdict", "exit_code", "counts", "tables",
             "findings"} <= doc.keys()
@@ -114,7 +117,7 @@ def test_json_has_stable_keys_and_the_audit_values(run: AuditRun) -> None:
     versions = table["scan"]["versions"]
     assert [v["version"] for v in versions] == [1, 2, 3, 4]
     assert [v["file_count"] for v in versions] == [30, 30, 30, 30]
-    assert all(len(v["files"]) <= render.MAX_FILES for v in versions)  # bounded, with the count beside
+    assert all(len(v["files"]) <= json_report.MAX_FILES for v in versions)  # bounded, with the count beside
 
     finding_keys = {"key", "code", "severity", "table", "path", "subject", "message", "count", "files",
                     "partitions", "partition_count", "versions", "evidence", "rule", "waiver", "fails"}
@@ -141,7 +144,7 @@ def test_json_has_stable_keys_and_the_audit_values(run: AuditRun) -> None:
 
 def test_terminal_summarises_tables_findings_and_verdict(run: AuditRun, odd_run: AuditRun) -> None:
     out = Console(record=True, width=140, color_system=None, file=StringIO())
-    render.render_terminal(run, out)
+    terminal.render_terminal(run, out)
     text = out.export_text()
     for expected in ("orders", "120 read, 3 unreadable", "newest version (v4)", "FULL_TRANSITIVE",
                      "SPARK_MERGE_CONFLICT", "WAIVED (platform, until 2099-12-31)",
@@ -150,12 +153,12 @@ def test_terminal_summarises_tables_findings_and_verdict(run: AuditRun, odd_run:
     assert text.index("SPARK_MERGE_CONFLICT") < text.index("LOGICAL_TYPE_DRIFT") < text.index(
         "COLUMN_MISSING_IN_OLD_FILES")  # most severe first
     out = Console(record=True, width=140, color_system=None, file=StringIO())
-    render.render_terminal(odd_run, out)
+    terminal.render_terminal(odd_run, out)
     assert "int32 [INT32]" in out.export_text()  # lake text is never read as rich markup
 
 
 def test_markdown_has_verdict_tables_versions_and_findings(run: AuditRun) -> None:
-    md = render.to_markdown(run)
+    md = markdown.to_markdown(run)
     assert md.startswith("# ❌ schemaguard audit: **FAIL**")
     assert "## Table `orders`: FAIL" in md
     for n in (1, 2, 3, 4):
@@ -182,13 +185,13 @@ def _tables_are_rectangular(md: str) -> None:
 
 
 def test_markdown_escapes_pipes_in_cells(odd_run: AuditRun) -> None:
-    md = render.to_markdown(odd_run)
+    md = markdown.to_markdown(odd_run)
     assert r"`a\|b`" in md
     _tables_are_rectangular(md)
     finding = Finding("X_CODE", "error", "a | b and `c | d` <script>", 1, ("p=1|2/f.parquet",), "col|x",
                       table="orders")
     table = replace(odd_run.tables[0], findings=(finding,))
-    md = render.to_markdown(replace(odd_run, tables=(table,)))
+    md = markdown.to_markdown(replace(odd_run, tables=(table,)))
     assert r"a \| b and `c \| d` \<script\>" in md
     assert r"`p=1\|2/f.parquet`" in md and r"`col\|x`" in md
     _tables_are_rectangular(md)
@@ -199,10 +202,10 @@ def test_markdown_escapes_pipes_in_cells(odd_run: AuditRun) -> None:
 
 
 def test_junit_counts_match_the_run(run: AuditRun) -> None:
-    root = ET.fromstring(render.to_junit(run))
+    root = ET.fromstring(junit.to_junit(run))
     assert root.tag == "testsuites"
     suites = root.findall("testsuite")
-    assert [s.get("name") for s in suites] == ["orders", render.RUN_SUITE]
+    assert [s.get("name") for s in suites] == ["orders", junit.RUN_SUITE]
     for suite in [*suites, root]:
         cases = suite.iter("testcase")
         counted = {"tests": 0, "failures": 0, "skipped": 0}
@@ -233,7 +236,7 @@ def test_junit_counts_match_the_run(run: AuditRun) -> None:
 
 def test_junit_audit_case_passes_on_a_clean_table(run: AuditRun) -> None:
     clean = replace(run, fail_level="never")
-    root = ET.fromstring(render.to_junit(clean))
+    root = ET.fromstring(junit.to_junit(clean))
     assert root.get("failures") == "0"
     audit = next(c for c in root.iter("testcase") if c.get("name") == "audit")
     assert list(audit) == []  # a green test
@@ -310,7 +313,7 @@ def _local_sarif_schema() -> dict[str, Any] | None:
 
 
 def test_sarif_is_valid_and_carries_levels_rules_and_suppressions(run: AuditRun) -> None:
-    doc = render.to_sarif(run)
+    doc = sarif.to_sarif(run)
     json.dumps(doc)
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(doc, SARIF_SUBSET)
@@ -348,7 +351,7 @@ def test_sarif_is_valid_and_carries_levels_rules_and_suppressions(run: AuditRun)
 
 
 def test_sarif_file_uris_are_percent_encoded(odd_run: AuditRun) -> None:
-    doc = render.to_sarif(odd_run)
+    doc = sarif.to_sarif(odd_run)
     uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
             for r in doc["runs"][0]["results"] for loc in r.get("locations", [])]
     assert uris and all(" " not in u and "|" not in u for u in uris)
@@ -362,7 +365,7 @@ def test_sarif_file_uris_are_percent_encoded(odd_run: AuditRun) -> None:
 def test_write_reports_writes_every_format_at_once_and_a_rerun_replaces(run: AuditRun,
                                                                          tmp_path: Path) -> None:
     formats = ["terminal", "json", "markdown", "html", "junit", "sarif"]
-    paths = render.write_reports(run, tmp_path, formats)
+    paths = report_folder.write_reports(run, tmp_path, formats)
     folder = tmp_path / run.run_id
     assert set(paths) == {"json", "markdown", "html", "junit", "sarif"}
     assert {p.name for p in paths.values()} == {"report.json", "report.md", "report.html", "junit.xml",
@@ -374,31 +377,31 @@ def test_write_reports_writes_every_format_at_once_and_a_rerun_replaces(run: Aud
     assert sorted(os.listdir(tmp_path)) == [run.run_id]  # no temporary folder left
 
     (folder / "stale.txt").write_text("from an earlier attempt")
-    again = render.write_reports(run, tmp_path, ["json"])
+    again = report_folder.write_reports(run, tmp_path, ["json"])
     assert sorted(os.listdir(folder)) == ["report.json"] and again == {"json": folder / "report.json"}
     assert sorted(os.listdir(tmp_path)) == [run.run_id]
 
 
 def test_write_reports_leaves_nothing_half_written(run: AuditRun, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    render.write_reports(run, tmp_path, ["json", "markdown"])
+    report_folder.write_reports(run, tmp_path, ["json", "markdown"])
     before = {p.name: p.read_bytes() for p in (tmp_path / run.run_id).iterdir()}
 
     def crash(staging: Path, target: Path) -> None:
         assert (staging / "report.html").exists()  # everything was written, only the rename is left
         raise OSError("disk gone")
 
-    monkeypatch.setattr(render, "_swap_into_place", crash)
+    monkeypatch.setattr(report_folder, "_swap_into_place", crash)
     with pytest.raises(OSError, match="disk gone"):
-        render.write_reports(run, tmp_path, ["json", "html"])
+        report_folder.write_reports(run, tmp_path, ["json", "html"])
     assert sorted(os.listdir(tmp_path)) == [run.run_id]  # the temporary folder is gone
     assert {p.name: p.read_bytes() for p in (tmp_path / run.run_id).iterdir()} == before
 
     with pytest.raises(ValueError, match="unknown report format"):
-        render.write_reports(run, tmp_path / "other", ["json", "pdf"])
+        report_folder.write_reports(run, tmp_path / "other", ["json", "pdf"])
     assert not (tmp_path / "other").exists()  # nothing written before the formats were all known
     with pytest.raises(ValueError, match="cannot name a folder"):
-        render.write_reports(replace(run, run_id="../escape"), tmp_path, ["json"])
+        report_folder.write_reports(replace(run, run_id="../escape"), tmp_path, ["json"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -428,7 +431,7 @@ def _parse(page: str) -> _Page:
 
 
 def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -> None:
-    page = render.to_html(run)
+    page = html_report.to_html(run)
     parsed = _parse(page)
     tags = [t for t, _ in parsed.tags]
     assert "script" not in tags and "link" not in tags and "img" not in tags
@@ -454,7 +457,7 @@ def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -
 
 
 def test_html_escapes_every_name_the_lake_gives(odd_run: AuditRun) -> None:
-    page = render.to_html(odd_run)
+    page = html_report.to_html(odd_run)
     for raw in ("<b>x</b>", "<i>t</i>", "p=1&2/", "lake & co"):
         assert raw not in page, raw
     for escaped in ("&lt;b&gt;x&lt;/b&gt;", "&lt;i&gt;t&lt;/i&gt;&amp;co", "p=1&amp;2/part-0.parquet",
@@ -476,20 +479,20 @@ def test_a_table_without_one_readable_file_still_renders_everywhere(tmp_path: Pa
     (tmp_path / "lake" / "t").mkdir(parents=True)
     (tmp_path / "lake" / "t" / "part-0.parquet").write_bytes(b"")
     empty = run_audit(load_config(_config(tmp_path, '[[tables]]\nname = "t"\npath = "lake/t"\n')))
-    assert empty.tables[0].scan.history.versions == ()
-    page = render.to_html(empty)
+    assert empty.tables[0].summary.versions == ()
+    page = html_report.to_html(empty)
     assert 'id="timeline-t"' in page and "lane-unreadable" in page and "No columns to show." in page
-    assert render.to_json(empty)["tables"][0]["scan"]["versions"] == []
-    assert "## Table `t`: FAIL" in render.to_markdown(empty)
-    assert ET.fromstring(render.to_junit(empty)).get("failures") == "2"  # the finding and the table's audit
-    assert render.to_sarif(empty)["runs"][0]["results"][0]["ruleId"] == "UNREADABLE_FILE"
+    assert json_report.to_json(empty)["tables"][0]["scan"]["versions"] == []
+    assert "## Table `t`: FAIL" in markdown.to_markdown(empty)
+    assert ET.fromstring(junit.to_junit(empty)).get("failures") == "2"  # the finding and the table's audit
+    assert sarif.to_sarif(empty)["runs"][0]["results"][0]["ruleId"] == "UNREADABLE_FILE"
 
 
 @pytest.mark.parametrize("span", [timedelta(minutes=7), timedelta(hours=5), timedelta(days=3),
                                   timedelta(days=60), timedelta(days=400), timedelta(days=3650)])
 def test_time_axis_ticks_are_few_ordered_and_inside(span: timedelta) -> None:
     lo = datetime(2023, 12, 30, 17, 3, tzinfo=UTC)
-    ticks = render._ticks(lo, lo + span)
+    ticks = html_report._ticks(lo, lo + span)
     assert 2 <= len(ticks) <= 12, ticks
     moments = [m for m, _ in ticks]
     assert moments == sorted(moments) and lo <= moments[0] and moments[-1] <= lo + span
@@ -498,18 +501,18 @@ def test_time_axis_ticks_are_few_ordered_and_inside(span: timedelta) -> None:
 
 def test_a_long_history_draws_few_blocks() -> None:
     start = datetime(2015, 1, 1, tzinfo=UTC)
-    days = [render._Mark(start + timedelta(days=i), start + timedelta(days=i + 1), 2, f"dt={i}")
+    days = [html_report._Mark(start + timedelta(days=i), start + timedelta(days=i + 1), 2, f"dt={i}")
             for i in range(3650)]
     scale = 1000 / (3650 * 86400)
 
     def x(moment: datetime) -> float:
         return (moment - start).total_seconds() * scale
 
-    blocks = render._blocks(days, x)
+    blocks = html_report._blocks(days, x)
     assert len(blocks) < 50 and blocks[0][2] == "dt=0 .. dt=3649: 7300 file(s)"
-    ticks = [render._Mark(start + timedelta(seconds=i), None, 1, str(i)) for i in range(5000)]
-    assert len(render._blocks(ticks, x)) == 1  # 5000 files within a second: one tick
-    wide = render._blocks(days[:10], lambda m: (m - start).total_seconds() / 864)  # 100 px a day
+    ticks = [html_report._Mark(start + timedelta(seconds=i), None, 1, str(i)) for i in range(5000)]
+    assert len(html_report._blocks(ticks, x)) == 1  # 5000 files within a second: one tick
+    wide = html_report._blocks(days[:10], lambda m: (m - start).total_seconds() / 864)  # 100 px a day
     assert [round(w) for _, w, _ in wide] == [99] * 10  # a pixel of air between partitions
 
 
@@ -646,7 +649,7 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
 def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     _need_chromium()
     page = tmp_path / "report.html"
-    page.write_text(render.to_html(run), encoding="utf-8")
+    page.write_text(html_report.to_html(run), encoding="utf-8")
     shot = tmp_path / "report.png"
     done = _chromium("--window-size=1400,1800", f"--screenshot={shot}", page.as_uri(),
                      profile=tmp_path / "profile")
@@ -657,9 +660,9 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     whole = _histogram(rows[::4])
     assert len(whole) > 20 and max(whole.values()) < 0.97 * sum(whole.values()), "a flat picture"
     top = _histogram(rows[: height // 2])
-    for i, colour in enumerate(render.LANE_COLOURS[:4]):
+    for i, colour in enumerate(html_report.LANE_COLOURS[:4]):
         assert _pixels_near(top, _colour(colour)) > 500, f"lane v{i + 1} ({colour}) is not in the top half"
-    assert _pixels_near(top, _colour(render.UNREADABLE_COLOUR)) > 50
+    assert _pixels_near(top, _colour(html_report.UNREADABLE_COLOUR)) > 50
 
     dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert 'id="timeline-orders"' in dom and "<svg" in dom
@@ -669,7 +672,7 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
 def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: Path) -> None:
     _need_chromium()
     page = tmp_path / "odd.html"
-    page.write_text(render.to_html(odd_run), encoding="utf-8")
+    page.write_text(html_report.to_html(odd_run), encoding="utf-8")
     dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert "&lt;b&gt;x&lt;/b&gt;" in dom and "<b>x</b>" not in dom
     assert dom.count('class="drift"') == 1

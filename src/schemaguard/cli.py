@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, get_args, g
 
 import typer
 
-from schemaguard.formats.notation import NotationError
+from schemaguard.base import Options
+from schemaguard.errors import UsageError, first_line
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.modes import Mode
-from schemaguard.rules.profiles import PROFILES, Options
+from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
 
 if TYPE_CHECKING:
     from schemaguard.config import AuditConfig
+    from schemaguard.lake.table import TableRead
 
 app = typer.Typer(
     add_completion=False,
@@ -53,7 +55,6 @@ FormatOption = Annotated[
 IDENTITIES: tuple[Identity, ...] = get_args(Identity)
 COLUMN_MAPPINGS = get_args(get_type_hints(Options)["column_mapping"])
 ICEBERG_VERSIONS = get_args(get_type_hints(Options)["iceberg_version"])
-MERGE_PROFILES = ("spark-merge", "delta-merge")  # the profiles rules.merge.merge implements
 
 # Profile, mode and identity are plain strings checked by `_choice`: typer's own check prints a
 # multi-line box, and a bad value must be one line (exit 2) like any other bad input.
@@ -85,26 +86,16 @@ def scan(
     engine: Annotated[Engine, typer.Option(help="local processes/threads, or a Spark job")] = Engine.local,
 ) -> None:
     """Read every footer: schema versions, columns that change between them, unreadable files."""
-    from schemaguard.lake.discover import discover
-    from schemaguard.lake.history import build_history
-    from schemaguard.lake.scan import scan as scan_footers
-    from schemaguard.lake.scan import scan_on_spark
-    from schemaguard.report import scan_output
+    from schemaguard.checks import run_checks
+    from schemaguard.checks.summary import summarize
+    from schemaguard.report import scan as scan_report
 
-    listing = discover(path)
-    if engine == Engine.spark:
-        from schemaguard.spark import get_spark
-
-        result = scan_on_spark(listing, get_spark("schemaguard-scan"))
-    else:
-        with scan_output.progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-            result = scan_footers(listing, advance)
-    history = build_history(result.footers)
-    report = scan_output.ScanReport(path, listing, result, history)
+    table = _read_table(path, output, spark=engine == Engine.spark)
+    summary, found = summarize(path, table), run_checks(table)
     if output == OutputFormat.json:
-        _print_json(scan_output.to_json(report, max_files))
+        _print_json(scan_report.scan_json(summary, found, max_files))
     else:
-        scan_output.render_text(report)
+        scan_report.scan_text(summary, found)
 
 
 @app.command()
@@ -133,20 +124,18 @@ def compare(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Can READER read data written with WRITER? Every version of WRITER is checked as a writer."""
+    from schemaguard.checks.compare import compare as compare_schemas
     from schemaguard.report import rules_output
-    from schemaguard.rules.profiles import can_read
 
-    profile = _choice(profile, PROFILES, "--profile")
+    profile = _choice(profile, list(PROFILES), "--profile")
     options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
     writers, notes = _schemas([writer])
     readers, reader_notes = (writers, []) if reader == writer else _schemas([reader])
     reader_label, reader_schema = readers[-1]
     if len(readers) > 1:
         notes.append(f"the reader is {reader_label}, the newest of {len(readers)} versions of {reader}")
-    report = rules_output.CompareReport(
-        profile, options, reader_label,
-        tuple((label, tuple(can_read(schema, reader_schema, profile, options))) for label, schema in writers),
-        tuple(notes + reader_notes))
+    report = compare_schemas(writers, (reader_label, reader_schema), profile, options,
+                             tuple(notes + reader_notes))
     _render(output, report, rules_output.compare_json, rules_output.compare_text)
     _exit(report.compatible)
 
@@ -161,22 +150,15 @@ def merge(
 ) -> None:
     """Does the merge of the schemas succeed, and what comes out? The first is the left side (Delta: the
     table)."""
+    from schemaguard.checks.compare import merge as merge_schemas
     from schemaguard.report import rules_output
-    from schemaguard.rules.merge import merge as merge_schemas
 
-    profile = _choice(profile, MERGE_PROFILES, "--profile")
+    profile = _choice(profile, list(MERGE_PROFILES), "--profile")
     options = Options(type_widening=type_widening, case_sensitive=case_sensitive)
     labelled, notes = _schemas(sources, at_least=2, what="merge")
-    schemas = [schema for _, schema in labelled]
-    result = merge_schemas(schemas, profile, options)
-    # merge() names the conflicting column, not the input that brought it: find the shortest
-    # prefix of the inputs that fails to merge.
-    culprit = None if result.ok else next(
-        k - 1 for k in range(2, len(schemas) + 1) if not merge_schemas(schemas[:k], profile, options).ok)
-    report = rules_output.MergeReport(profile, options, tuple(label for label, _ in labelled), result,
-                                      culprit, tuple(notes))
+    report = merge_schemas(labelled, profile, options, tuple(notes))
     _render(output, report, rules_output.merge_json, rules_output.merge_text)
-    _exit(result.ok)
+    _exit(report.result.ok)
 
 
 @app.command()
@@ -193,17 +175,14 @@ def evolve(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """May Vn follow V1..Vn-1 under MODE? Pairs are checked as a schema registry checks them."""
+    from schemaguard.checks.compare import evolve as evolve_schemas
     from schemaguard.report import rules_output
-    from schemaguard.rules.modes import check
 
     checked_mode = _choice(mode, list(Mode), "--mode")
-    profile = _choice(profile, PROFILES, "--profile")
+    profile = _choice(profile, list(PROFILES), "--profile")
     options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
     labelled, notes = _schemas(versions, at_least=2, what="evolve")
-    schemas = [schema for _, schema in labelled]
-    failures = check(schemas[:-1], schemas[-1], checked_mode, profile, options)
-    report = rules_output.EvolveReport(checked_mode, profile, options, tuple(label for label, _ in labelled),
-                                       tuple(failures), tuple(notes))
+    report = evolve_schemas(labelled, checked_mode, profile, options, tuple(notes))
     _render(output, report, rules_output.evolve_json, rules_output.evolve_text)
     _exit(report.compatible)
 
@@ -215,16 +194,10 @@ def gate(
 ) -> None:
     """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files and
     columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
-    from schemaguard.lake.discover import discover
-    from schemaguard.lake.history import build_history
-    from schemaguard.lake.scan import scan as scan_footers
+    from schemaguard.checks.gate import evaluate_gate
     from schemaguard.report import gate as gating
-    from schemaguard.report import scan_output
 
-    listing = discover(path)
-    with scan_output.progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        result = scan_footers(listing, advance)
-    report = gating.evaluate_gate(path, listing, result, build_history(result.footers))
+    report = evaluate_gate(_read_table(path, output))
     _render(output, report, gating.gate_json, gating.gate_text)
     raise typer.Exit(report.exit_code)
 
@@ -246,9 +219,10 @@ def audit(
     fail level is not waived."""
     from schemaguard import audit as auditing
     from schemaguard.config import load_config
-    from schemaguard.report import render, scan_output
+    from schemaguard.report import folder, scan, terminal
+    from schemaguard.report import json as json_report
 
-    if run_id is not None and not render.RUN_ID.fullmatch(run_id):
+    if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
         fail(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' and '-' only")
     config = _select(load_config(conf), tables or [], schema, catalog)
     spark = None
@@ -257,18 +231,18 @@ def audit(
 
         _status("starting Spark (the catalog report needs it; --no-catalog skips it)")
         spark = get_spark("schemaguard-audit", config.spark)
-    bars = partial(scan_output.progress, enabled=output == OutputFormat.text)
+    bars = partial(scan.progress, enabled=output == OutputFormat.text)
     run = auditing.run_audit(config, run_id, spark, bars)
-    paths = render.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
+    paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
     if config.catalog.enabled and spark is not None:
         from schemaguard.report import catalog as catalog_tables
 
         _status(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
         catalog_tables.write_run(spark, run, config.catalog, str(conf))
     if output == OutputFormat.json:
-        _print_json(render.to_json(run))
+        _print_json(json_report.to_json(run))
     else:
-        render.render_terminal(run)
+        terminal.render_terminal(run)
         for fmt, path in paths.items():
             typer.echo(f"{fmt:>8}: {_shown(path)}")
         if config.catalog.enabled:
@@ -297,7 +271,7 @@ def findings(
     try:
         rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
     except AnalysisException as e:
-        fail(f"cannot read the findings (has an audit written to this catalog?): {str(e).splitlines()[0]}")
+        fail(f"cannot read the findings (has an audit written to this catalog?): {first_line(e)}")
     if output == OutputFormat.json:
         _print_json(rows)
         return
@@ -308,6 +282,21 @@ def findings(
     for row in rows:
         shown.add_row(*(str(row[c]) for c in columns))
     console().print(shown)
+
+
+def _read_table(path: str, output: OutputFormat, spark: bool = False) -> TableRead:
+    """A table read for a command, with a progress bar on long text-mode scans."""
+    from schemaguard.lake.discover import discover
+    from schemaguard.lake.table import read_listing
+    from schemaguard.report.scan import progress
+
+    listing = discover(path)
+    if spark:
+        from schemaguard.spark import get_spark
+
+        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path)
+    with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
+        return read_listing(listing, advance, location=path)
 
 
 def _status(message: str) -> None:
@@ -361,7 +350,7 @@ def _schemas(
 ) -> tuple[list[tuple[str, Schema]], list[str]]:
     """Every schema of the sources, oldest first, labelled by the path as given (a table's versions
     as `path@v3`, so labels from two tables never collide), and the loader's notes."""
-    from schemaguard.formats.load import load_schemas
+    from schemaguard.sources import load_schemas
 
     labelled: list[tuple[str, Schema]] = []
     notes: list[str] = []
@@ -395,15 +384,7 @@ def _print_json(doc: Any) -> None:
 
 
 def main() -> None:
-    from schemaguard.audit import AuditError
-    from schemaguard.config import ConfigError
-    from schemaguard.formats.load import SchemaLoadError
-    from schemaguard.lake.discover import DiscoveryError
-    from schemaguard.report.catalog import CatalogWriteError
-    from schemaguard.spark import SparkSetupError
-
     try:
         app()
-    except (DiscoveryError, NotationError, SchemaLoadError, OSError, SparkSetupError, ConfigError,
-            AuditError, CatalogWriteError) as e:
+    except (UsageError, OSError) as e:
         fail(str(e))

@@ -14,11 +14,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
+from schemaguard.base import Options
+from schemaguard.checks.finding import FailLevel, Waiver
+from schemaguard.errors import UsageError
 from schemaguard.model import Identity
-from schemaguard.report.findings import Waiver
-from schemaguard.report.run import FailLevel
 from schemaguard.rules.modes import Mode
-from schemaguard.rules.profiles import PROFILES, Options
+from schemaguard.rules.profiles import PROFILES
 
 FORMATS = ("terminal", "json", "markdown", "html", "junit", "sarif")
 ENGINES = ("local", "spark")
@@ -28,7 +29,7 @@ REPORT_DIR = Path(".schemaguard/reports")  # under the working directory unless 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """Bad configuration: the message names the file, the key and what is wrong."""
 
 

@@ -1,4 +1,4 @@
-"""The neutral schema model: one immutable class per type, fields, schemas, paths, fingerprints.
+"""The neutral schema model: one immutable class per type, fields, schemas, paths, and the walk.
 
 Every converter in `formats/` reads into and writes out of these classes; the rules compare them.
 Paths address a node inside a schema: struct fields join with `.`, a list element is `[]`, a map
@@ -7,11 +7,11 @@ key is `{key}` and a map value is `{value}` (so `orders.items[].price` and `attr
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Literal
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, overload
 
 TimeUnit = Literal["ms", "us", "ns"]
 Identity = Literal["name", "name-ci", "id", "position"]
@@ -171,6 +171,242 @@ def make_metadata(meta: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
 
 # ---------------------------------------------------------------------------------------------
 # Walking a schema
+#
+# One walk, post-order: `visit` runs a SchemaVisitor over one tree, `visit_with_partner` a
+# PartnerVisitor over two trees side by side, and each method gets its node, the node's path and
+# its children's results. A new type of the model needs one method on each base and one branch in
+# each driver (`_visit_type`, `_visit_pair`).
+
+ELEMENT, KEY, VALUE = "[]", "{key}", "{value}"  # path suffixes: list element, map key, map value
+
+T = TypeVar("T")  # what a type (and a schema) becomes
+F = TypeVar("F")  # what a field becomes
+Leaf = PrimitiveType | EnumType  # the types without children
+Container = StructType | ListType | MapType  # the types with children
+
+
+def _join(parent: str, name: str) -> str:
+    return f"{parent}.{name}" if parent else name
+
+
+class SchemaVisitor(ABC, Generic[T, F]):
+    """A post-order walk of one tree: each method gets a node, its path and its children's results."""
+
+    def schema(self, schema: Schema, fields: Sequence[F]) -> T:
+        """A schema is its top-level struct unless a subclass says otherwise."""
+        return self.struct(StructType(schema.fields), "", fields)
+
+    @abstractmethod
+    def field(self, f: Field, path: str, type_result: T) -> F: ...
+
+    @abstractmethod
+    def struct(self, t: StructType, path: str, fields: Sequence[F]) -> T: ...
+
+    @abstractmethod
+    def list(self, t: ListType, path: str, element: T) -> T: ...
+
+    @abstractmethod
+    def map(self, t: MapType, path: str, key: T, value: T) -> T: ...
+
+    @abstractmethod
+    def enum(self, t: EnumType, path: str) -> T: ...
+
+    @abstractmethod
+    def primitive(self, t: PrimitiveType, path: str) -> T: ...
+
+
+def visit(node: Schema | DataType, visitor: SchemaVisitor[T, F], path: str = "") -> T:
+    """Run `visitor` over a schema, or over a type that sits at `path` (a schema is the top, "")."""
+    if isinstance(node, Schema):
+        return visitor.schema(node, _visit_fields(node.fields, "", visitor))
+    return _visit_type(node, path, visitor)
+
+
+def _visit_fields(fields: tuple[Field, ...], parent: str, v: SchemaVisitor[T, F]) -> list[F]:
+    return [_visit_field(f, _join(parent, f.name), v) for f in fields]
+
+
+def _visit_field(f: Field, path: str, v: SchemaVisitor[T, F]) -> F:
+    return v.field(f, path, _visit_type(f.type, path, v))
+
+
+def _visit_type(t: DataType, path: str, v: SchemaVisitor[T, F]) -> T:
+    if isinstance(t, StructType):
+        return v.struct(t, path, _visit_fields(t.fields, path, v))
+    if isinstance(t, ListType):
+        return v.list(t, path, _visit_type(t.element, path + ELEMENT, v))
+    if isinstance(t, MapType):
+        return v.map(t, path, _visit_type(t.key, path + KEY, v), _visit_type(t.value, path + VALUE, v))
+    if isinstance(t, EnumType):
+        return v.enum(t, path)
+    return v.primitive(t, path)
+
+
+class SchemaTransform(SchemaVisitor[DataType, Field]):
+    """Rebuild a tree bottom-up: each method remakes its node from its children's results, so a
+    subclass overrides only the kinds it changes. Run it with `transform`."""
+
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        return replace(f, type=type_result)
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> DataType:
+        return StructType(tuple(fields))
+
+    def list(self, t: ListType, path: str, element: DataType) -> DataType:
+        return replace(t, element=element)
+
+    def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
+        return replace(t, key=key, value=value)
+
+    def enum(self, t: EnumType, path: str) -> DataType:
+        return t
+
+    def primitive(self, t: PrimitiveType, path: str) -> DataType:
+        return t
+
+
+@overload
+def transform(node: Schema, transformer: SchemaTransform) -> Schema: ...
+@overload
+def transform(node: DataType, transformer: SchemaTransform, path: str = "") -> DataType: ...
+def transform(node: Schema | DataType, transformer: SchemaTransform, path: str = "") -> Schema | DataType:
+    """The schema or type as `transformer` rebuilds it; a schema's fields are rebuilt as a struct's."""
+    rebuilt = visit(node, transformer, path)
+    if not isinstance(node, Schema):
+        return rebuilt
+    if not isinstance(rebuilt, StructType):
+        raise TypeError(f"a schema must rebuild into a struct, not {rebuilt!r}")
+    return Schema(rebuilt.fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# Walking two schemas side by side
+#
+# The sides are named as a reader sees them: the writer's tree (the data, an old version, the
+# right side of a merge) and the reader's (the reader, the new version, the merged-so-far left
+# side). The model does not decide which fields pair up: the subclass does (rules/identity).
+
+
+class FieldPair(Protocol):
+    """Two struct fields walked as one; one side is None when the other side has no match."""
+
+    @property
+    def writer(self) -> Field | None: ...
+
+    @property
+    def reader(self) -> Field | None: ...
+
+
+P = TypeVar("P", bound=FieldPair)
+
+
+class Paths(NamedTuple):
+    """Where a pair of nodes sits on each side (they differ below a renamed field); an unmatched
+    field's path on the side that lacks it uses its own name."""
+
+    writer: str
+    reader: str
+
+    def field(self, writer_name: str, reader_name: str) -> Paths:
+        return Paths(_join(self.writer, writer_name), _join(self.reader, reader_name))
+
+    def child(self, suffix: str) -> Paths:
+        return Paths(self.writer + suffix, self.reader + suffix)
+
+
+TOP = Paths("", "")
+
+
+class PartnerVisitor(ABC, Generic[P, T, F]):
+    """A post-order walk of two trees together. Structs are paired by `pair_fields`, lists and maps
+    slot by slot; two nodes of different kinds go to `mismatch` and are not descended."""
+
+    @abstractmethod
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> Sequence[P]:
+        """Both sides' fields paired, in the order the results should come; none left out."""
+
+    def schema(self, writer: Schema, reader: Schema, fields: Sequence[F]) -> T:
+        """Two schemas are their top-level structs unless a subclass says otherwise."""
+        return self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
+
+    @abstractmethod
+    def field(self, writer: Field, reader: Field, pair: P, paths: Paths, type_result: T) -> F: ...
+
+    @abstractmethod
+    def writer_only(self, writer: Field, paths: Paths) -> F: ...
+
+    @abstractmethod
+    def reader_only(self, reader: Field, paths: Paths) -> F: ...
+
+    @abstractmethod
+    def struct(self, writer: StructType, reader: StructType, paths: Paths, fields: Sequence[F]) -> T: ...
+
+    @abstractmethod
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: T) -> T: ...
+
+    @abstractmethod
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: T, value: T) -> T: ...
+
+    @abstractmethod
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> T:
+        """Two primitives or enums, in any mix."""
+
+    @abstractmethod
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> T:
+        """Two nodes of different kinds where one is a struct, list or map."""
+
+
+@overload
+def visit_with_partner(writer: Schema, reader: Schema, visitor: PartnerVisitor[P, T, F]) -> T: ...
+@overload
+def visit_with_partner(
+    writer: DataType, reader: DataType, visitor: PartnerVisitor[P, T, F], paths: Paths = TOP
+) -> T: ...
+def visit_with_partner(
+    writer: Schema | DataType, reader: Schema | DataType, visitor: PartnerVisitor[P, T, F],
+    paths: Paths = TOP,
+) -> T:
+    """Run `visitor` over two schemas, or two types that sit at `paths`."""
+    if isinstance(writer, Schema) and isinstance(reader, Schema):
+        return visitor.schema(writer, reader, _visit_pairs(writer.fields, reader.fields, TOP, visitor))
+    if isinstance(writer, Schema) or isinstance(reader, Schema):
+        raise TypeError("a schema pairs only with a schema")
+    return _visit_pair(writer, reader, paths, visitor)
+
+
+def _visit_pairs(
+    writer: tuple[Field, ...], reader: tuple[Field, ...], parent: Paths, v: PartnerVisitor[P, T, F]
+) -> list[F]:
+    return [_visit_field_pair(pair, parent, v) for pair in v.pair_fields(writer, reader)]
+
+
+def _visit_field_pair(pair: P, parent: Paths, v: PartnerVisitor[P, T, F]) -> F:
+    w, r = pair.writer, pair.reader
+    if w is not None and r is not None:
+        paths = parent.field(w.name, r.name)
+        return v.field(w, r, pair, paths, _visit_pair(w.type, r.type, paths, v))
+    if w is not None:
+        return v.writer_only(w, parent.field(w.name, w.name))
+    if r is not None:
+        return v.reader_only(r, parent.field(r.name, r.name))
+    raise ValueError("pair_fields returned a pair without a field")
+
+
+def _visit_pair(w: DataType, r: DataType, paths: Paths, v: PartnerVisitor[P, T, F]) -> T:
+    if isinstance(w, StructType) and isinstance(r, StructType):
+        return v.struct(w, r, paths, _visit_pairs(w.fields, r.fields, paths, v))
+    if isinstance(w, ListType) and isinstance(r, ListType):
+        return v.list(w, r, paths, _visit_pair(w.element, r.element, paths.child(ELEMENT), v))
+    if isinstance(w, MapType) and isinstance(r, MapType):
+        key = _visit_pair(w.key, r.key, paths.child(KEY), v)
+        return v.map(w, r, paths, key, _visit_pair(w.value, r.value, paths.child(VALUE), v))
+    if isinstance(w, Container) or isinstance(r, Container):
+        return v.mismatch(w, r, paths)
+    return v.leaf(w, r, paths)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nodes and leaves
 
 
 def child_nodes(t: DataType) -> Iterator[tuple[str, DataType, bool]]:
@@ -179,77 +415,47 @@ def child_nodes(t: DataType) -> Iterator[tuple[str, DataType, bool]]:
         for f in t.fields:
             yield "." + f.name, f.type, f.nullable
     elif isinstance(t, ListType):
-        yield "[]", t.element, t.element_nullable
+        yield ELEMENT, t.element, t.element_nullable
     elif isinstance(t, MapType):
-        yield "{key}", t.key, False
-        yield "{value}", t.value, t.value_nullable
+        yield KEY, t.key, False
+        yield VALUE, t.value, t.value_nullable
+
+
+_Nodes = list[tuple[str, DataType, bool]]  # (path, type, nullable)
+
+
+class _Preorder(SchemaVisitor[_Nodes, _Nodes]):
+    """Every node below each place as (path, type, nullable), each node before its children."""
+
+    def field(self, f: Field, path: str, type_result: _Nodes) -> _Nodes:
+        return [(path, f.type, f.nullable), *type_result]
+
+    def struct(self, t: StructType, path: str, fields: Sequence[_Nodes]) -> _Nodes:
+        return [node for nodes in fields for node in nodes]
+
+    def list(self, t: ListType, path: str, element: _Nodes) -> _Nodes:
+        return [(path + ELEMENT, t.element, t.element_nullable), *element]
+
+    def map(self, t: MapType, path: str, key: _Nodes, value: _Nodes) -> _Nodes:
+        return [(path + KEY, t.key, False), *key, (path + VALUE, t.value, t.value_nullable), *value]
+
+    def enum(self, t: EnumType, path: str) -> _Nodes:
+        return []
+
+    def primitive(self, t: PrimitiveType, path: str) -> _Nodes:
+        return []
 
 
 def walk(schema: Schema) -> Iterator[tuple[str, DataType, bool]]:
     """Every node of a schema, depth first, as (path, type, nullable)."""
-
-    def visit(path: str, t: DataType, nullable: bool) -> Iterator[tuple[str, DataType, bool]]:
-        yield path, t, nullable
-        for suffix, child, child_nullable in child_nodes(t):
-            yield from visit(path + suffix, child, child_nullable)
-
-    for f in schema.fields:
-        yield from visit(f.name, f.type, f.nullable)
+    nodes: _Nodes = visit(schema, _Preorder())
+    return iter(nodes)
 
 
 def is_nested(t: DataType) -> bool:
-    return isinstance(t, StructType | ListType | MapType)
+    return isinstance(t, Container)
 
 
 def leaves(schema: Schema) -> dict[str, tuple[DataType, bool]]:
     """Leaf paths (non-nested nodes) mapped to (type, nullable)."""
     return {p: (t, n) for p, t, n in walk(schema) if not is_nested(t)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Fingerprints
-
-
-def fingerprint(schema: Schema, identity: Identity = "position") -> str:
-    """A stable hash of a schema, 16 hex digits.
-
-    What it ignores, and why:
-    - metadata key order and alias order always (no reader looks at either);
-    - struct field order under `name`, `name-ci` and `id` identity, because readers that bind by
-      name or id (Spark, Delta, Iceberg, Avro) read a reordered file the same way; under
-      `position` (the default, used to group files into versions) order counts, because
-      positional readers and Spark's merged column order depend on it.
-    Enum symbol order always counts (Avro encodes an enum by its index).
-    """
-    from schemaguard.formats.notation import schema_to_notation  # the notation is the canonical form
-
-    canonical = Schema(_canonical_fields(schema.fields, identity))
-    return hashlib.sha256(canonical_json(schema_to_notation(canonical)).encode()).hexdigest()[:16]
-
-
-def _canonical_fields(fields: tuple[Field, ...], identity: Identity) -> tuple[Field, ...]:
-    out = tuple(
-        Field(f.name, _canonical_type(f.type, identity), f.nullable, f.id, f.default_json,
-              tuple(sorted(f.aliases)), f.metadata)
-        for f in fields
-    )
-    if identity == "position":
-        return out
-    return tuple(sorted(out, key=lambda f: _field_key(f, identity)))
-
-
-def _canonical_type(t: DataType, identity: Identity) -> DataType:
-    if isinstance(t, StructType):
-        return StructType(_canonical_fields(t.fields, identity))
-    if isinstance(t, ListType):
-        return ListType(_canonical_type(t.element, identity), t.element_nullable)
-    if isinstance(t, MapType):
-        return MapType(_canonical_type(t.key, identity), _canonical_type(t.value, identity),
-                       t.value_nullable)
-    return t
-
-
-def _field_key(f: Field, identity: Identity) -> tuple[int, str]:
-    if identity == "id" and f.id is not None:
-        return (0, f"{f.id:>12}")
-    return (1, f.name.lower() if identity == "name-ci" else f.name)

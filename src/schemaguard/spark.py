@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from schemaguard.errors import UsageError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -25,7 +27,7 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 LOG4J = PROJECT_ROOT / "conf" / "log4j2.properties"
 
 
-class SparkSetupError(Exception):
+class SparkSetupError(UsageError):
     """The embedded Spark cannot start (for example the Delta jars were never fetched)."""
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from schemaguard.formats.notation import describe
@@ -52,6 +53,7 @@ from schemaguard.model import (
     MapType,
     PrimitiveType,
     Schema,
+    SchemaVisitor,
     StringType,
     StructType,
     TimestampType,
@@ -59,6 +61,7 @@ from schemaguard.model import (
     UuidType,
     canonical_json,
     make_metadata,
+    visit,
 )
 
 
@@ -304,26 +307,68 @@ def schema_to_avsc(schema: Schema, name: str = "schema") -> dict[str, Any]:
     """The model as an `.avsc` document whose top record is called `name`."""
     if not all(_NAME.fullmatch(part) for part in name.split(".")) or name in _PRIMITIVES_IN:
         raise AvroSchemaError(f"schema: {name!r} is not a valid Avro record name")
-    return _record(schema.fields, "", {"name": name})
+    doc: dict[str, Any] = visit(schema, _AvscWriter())([name])
+    return doc
 
 
-def _type_to_avro(t: DataType, path: str, name: str, aliases: list[str]) -> Any:
-    """`name` and `aliases` are the full names this node gets if it is a named Avro type."""
-    named: dict[str, Any] = {"name": name, **({"aliases": aliases} if aliases else {})}
-    if isinstance(t, StructType):
-        return _record(t.fields, path, named)
-    if isinstance(t, ListType):
-        items = _type_to_avro(t.element, path + "[]", name + ".element", [a + ".element" for a in aliases])
-        return {"type": "array", "items": _nullable(items, t.element_nullable)}
-    if isinstance(t, MapType):
-        if t.key != StringType():
-            raise AvroSchemaError(f"{_at(path)}: Avro map keys are strings, not {describe(t.key)}")
-        values = _type_to_avro(t.value, path + "{value}", name + ".value", [a + ".value" for a in aliases])
-        return {"type": "map", "values": _nullable(values, t.value_nullable)}
-    if isinstance(t, EnumType):
-        return _enum_to_avro(t, path, named)
+# A node's Avro names come from above it (its record's names, its field's aliases), but the walk
+# is post-order; so each node becomes a function from the full names it gets if it is a named
+# type (name first, then aliases) to its avsc, and calling the top one writes the document.
+# The calls run top-down, so names are checked and errors raised in document order.
+_Avsc = Callable[[list[str]], Any]
+
+
+class _AvscWriter(SchemaVisitor[_Avsc, _Avsc]):
+    def field(self, f: Field, path: str, type_result: _Avsc) -> _Avsc:
+        return lambda record: _field_to_avro(f, path, record, type_result)
+
+    def struct(self, t: StructType, path: str, fields: Sequence[_Avsc]) -> _Avsc:
+        return lambda names: {"type": "record", **_named(names), "fields": [f(names) for f in fields]}
+
+    def list(self, t: ListType, path: str, element: _Avsc) -> _Avsc:
+        return lambda names: _list_to_avro(t, names, element)
+
+    def map(self, t: MapType, path: str, key: _Avsc, value: _Avsc) -> _Avsc:
+        return lambda names: _map_to_avro(t, path, names, value)
+
+    def enum(self, t: EnumType, path: str) -> _Avsc:
+        return lambda names: _enum_to_avro(t, path, names)
+
+    def primitive(self, t: PrimitiveType, path: str) -> _Avsc:
+        return lambda names: _primitive_to_avro(t, path, names)
+
+
+def _named(names: list[str]) -> dict[str, Any]:
+    return {"name": names[0], **({"aliases": names[1:]} if len(names) > 1 else {})}
+
+
+def _suffixed(names: list[str], suffix: str) -> list[str]:
+    return [n + suffix for n in names]
+
+
+def _list_to_avro(t: ListType, names: list[str], element: _Avsc) -> dict[str, Any]:
+    return {"type": "array", "items": _nullable(element(_suffixed(names, ".element")), t.element_nullable)}
+
+
+def _map_to_avro(t: MapType, path: str, names: list[str], value: _Avsc) -> dict[str, Any]:
+    if t.key != StringType():
+        raise AvroSchemaError(f"{_at(path)}: Avro map keys are strings, not {describe(t.key)}")
+    return {"type": "map", "values": _nullable(value(_suffixed(names, ".value")), t.value_nullable)}
+
+
+def _enum_to_avro(t: EnumType, path: str, names: list[str]) -> dict[str, Any]:
+    if not t.symbols:
+        raise AvroSchemaError(f"{_at(path)}: an enum without symbols has no Avro type")
+    _check_names(t.symbols, path, "enum symbol")
+    doc = {"type": "enum", **_named(names), "symbols": list(t.symbols)}
+    if t.default is not None:
+        doc["default"] = t.default
+    return doc
+
+
+def _primitive_to_avro(t: PrimitiveType, path: str, names: list[str]) -> Any:
     if isinstance(t, FixedType):
-        return {"type": "fixed", **named, "size": t.length}
+        return {"type": "fixed", **_named(names), "size": t.length}
     if isinstance(t, DecimalType):
         return {"type": "bytes", "logicalType": "decimal", "precision": t.precision, "scale": t.scale}
     out = _PRIMITIVES_OUT.get(t)
@@ -333,29 +378,10 @@ def _type_to_avro(t: DataType, path: str, name: str, aliases: list[str]) -> Any:
     return dict(out) if isinstance(out, dict) else out  # a copy: callers may edit the document
 
 
-def _record(fields: tuple[Field, ...], path: str, named: dict[str, Any]) -> dict[str, Any]:
-    names = [named["name"], *named.get("aliases", [])]  # every full name the record may have had
-    return {"type": "record", **named, "fields": [_field_to_avro(f, path, names) for f in fields]}
-
-
-def _enum_to_avro(t: EnumType, path: str, named: dict[str, Any]) -> dict[str, Any]:
-    if not t.symbols:
-        raise AvroSchemaError(f"{_at(path)}: an enum without symbols has no Avro type")
-    _check_names(t.symbols, path, "enum symbol")
-    doc = {"type": "enum", **named, "symbols": list(t.symbols)}
-    if t.default is not None:
-        doc["default"] = t.default
-    return doc
-
-
-def _field_to_avro(f: Field, parent: str, record: list[str]) -> dict[str, Any]:
+def _field_to_avro(f: Field, path: str, record: list[str], type_avsc: _Avsc) -> dict[str, Any]:
     """`record`: the enclosing record's full name, then its aliases (names it may have had)."""
-    path = _child(parent, f.name)
     _check_names((f.name, *f.aliases), path, "field name or alias")
-    name = f"{record[0]}.{f.name}"
-    # The type may have been written under any earlier name of the record and of the field.
-    aliases = list(dict.fromkeys(f"{r}.{n}" for r in record for n in (f.name, *f.aliases)))
-    t = _type_to_avro(f.type, path, name, [a for a in aliases if a != name])
+    t = type_avsc(_field_type_names(f, record))
     doc: dict[str, Any] = {"name": f.name, "type": _nullable(t, f.nullable, f.default_json)}
     if f.default_json is not None:
         doc["default"] = json.loads(f.default_json)
@@ -368,6 +394,14 @@ def _field_to_avro(f: Field, parent: str, record: list[str]) -> dict[str, Any]:
             raise AvroSchemaError(f"{path}: metadata {key}={value!r} clashes with an Avro field attribute")
         doc[key] = value
     return doc
+
+
+def _field_type_names(f: Field, record: list[str]) -> list[str]:
+    """`record.field`, then the names the type may have been written under: any earlier name of the
+    record joined with any earlier name of the field."""
+    name = f"{record[0]}.{f.name}"
+    aliases = dict.fromkeys(f"{r}.{n}" for r in record for n in (f.name, *f.aliases))
+    return [name, *(a for a in aliases if a != name)]
 
 
 def _nullable(t: Any, nullable: bool, default_json: str | None = None) -> Any:

@@ -2,16 +2,21 @@
 
 Writing always spells a field the same way (`name`, `id`, `type`, `nullable`, then `default`,
 `aliases`, `metadata` only when present), so notation -> model -> notation is the identity on
-canonical documents and model -> notation -> model is the identity on every model.
+canonical documents and model -> notation -> model is the identity on every model. Being that
+one spelling, it is also what `fingerprint` hashes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from schemaguard.errors import UsageError
 from schemaguard.model import (
     TIME_UNITS,
     BinaryType,
@@ -23,6 +28,7 @@ from schemaguard.model import (
     Field,
     FixedType,
     FloatType,
+    Identity,
     Int96Type,
     IntType,
     JsonType,
@@ -30,16 +36,20 @@ from schemaguard.model import (
     MapType,
     PrimitiveType,
     Schema,
+    SchemaTransform,
+    SchemaVisitor,
     StringType,
     StructType,
     TimestampType,
     TimeType,
     UuidType,
     canonical_json,
+    transform,
+    visit,
 )
 
 
-class NotationError(ValueError):
+class NotationError(UsageError, ValueError):
     """A document that is not valid notation; the message names the place inside it."""
 
 
@@ -94,63 +104,126 @@ def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
     raise NotationError(f"{where}: unknown type {text!r}")
 
 
+class _Describe(SchemaVisitor[str, str]):
+    """`describe`, node by node."""
+
+    def field(self, f: Field, path: str, type_result: str) -> str:
+        return f"{f.name}:{type_result}"
+
+    def struct(self, t: StructType, path: str, fields: Sequence[str]) -> str:
+        return "struct<" + ",".join(fields) + ">"
+
+    def list(self, t: ListType, path: str, element: str) -> str:
+        return f"list<{element}>"
+
+    def map(self, t: MapType, path: str, key: str, value: str) -> str:
+        return f"map<{key},{value}>"
+
+    def enum(self, t: EnumType, path: str) -> str:
+        return "enum<" + ",".join(t.symbols) + ">" if t.symbols else "enum"
+
+    def primitive(self, t: PrimitiveType, path: str) -> str:
+        return type_name(t)
+
+
 def describe(t: DataType) -> str:
     """A short one-line spelling of any type, for messages and tables."""
-    if isinstance(t, StructType):
-        return "struct<" + ",".join(f"{f.name}:{describe(f.type)}" for f in t.fields) + ">"
-    if isinstance(t, ListType):
-        return f"list<{describe(t.element)}>"
-    if isinstance(t, MapType):
-        return f"map<{describe(t.key)},{describe(t.value)}>"
-    if isinstance(t, EnumType):
-        return "enum<" + ",".join(t.symbols) + ">" if t.symbols else "enum"
-    return type_name(t)
+    return visit(t, _Describe())
 
 
 # ---------------------------------------------------------------------------------------------
 # model -> notation
 
 
-def type_to_notation(t: DataType) -> Any:
-    if isinstance(t, StructType):
-        return {"struct": [field_to_notation(f) for f in t.fields]}
-    if isinstance(t, ListType):
-        return {"list": type_to_notation(t.element), "element_nullable": t.element_nullable}
-    if isinstance(t, MapType):
-        return {
-            "map": [type_to_notation(t.key), type_to_notation(t.value)],
-            "value_nullable": t.value_nullable,
-        }
-    if isinstance(t, EnumType):
+class _ToNotation(SchemaVisitor[Any, dict[str, Any]]):
+    """The notation of each node; a schema is `{"fields": [...]}`."""
+
+    def schema(self, schema: Schema, fields: Sequence[dict[str, Any]]) -> Any:
+        return {"fields": list(fields)}
+
+    def field(self, f: Field, path: str, type_result: Any) -> dict[str, Any]:
+        doc: dict[str, Any] = {"name": f.name, "id": f.id, "type": type_result, "nullable": f.nullable}
+        if f.default_json is not None:
+            doc["default"] = json.loads(f.default_json)
+        if f.aliases:
+            doc["aliases"] = list(f.aliases)
+        if f.metadata:
+            doc["metadata"] = dict(f.metadata)
+        return doc
+
+    def struct(self, t: StructType, path: str, fields: Sequence[dict[str, Any]]) -> Any:
+        return {"struct": list(fields)}
+
+    def list(self, t: ListType, path: str, element: Any) -> Any:
+        return {"list": element, "element_nullable": t.element_nullable}
+
+    def map(self, t: MapType, path: str, key: Any, value: Any) -> Any:
+        return {"map": [key, value], "value_nullable": t.value_nullable}
+
+    def enum(self, t: EnumType, path: str) -> Any:
         doc: dict[str, Any] = {"enum": list(t.symbols)}
         if t.default is not None:
             doc["default"] = t.default
         return doc
-    return type_name(t)
+
+    def primitive(self, t: PrimitiveType, path: str) -> Any:
+        return type_name(t)
+
+
+def type_to_notation(t: DataType) -> Any:
+    return visit(t, _ToNotation())
 
 
 def field_to_notation(f: Field) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "name": f.name,
-        "id": f.id,
-        "type": type_to_notation(f.type),
-        "nullable": f.nullable,
-    }
-    if f.default_json is not None:
-        doc["default"] = json.loads(f.default_json)
-    if f.aliases:
-        doc["aliases"] = list(f.aliases)
-    if f.metadata:
-        doc["metadata"] = dict(f.metadata)
-    return doc
+    return _ToNotation().field(f, f.name, type_to_notation(f.type))
 
 
 def schema_to_notation(schema: Schema) -> dict[str, Any]:
-    return {"fields": [field_to_notation(f) for f in schema.fields]}
+    doc: dict[str, Any] = visit(schema, _ToNotation())
+    return doc
 
 
 def dumps(schema: Schema, indent: int | None = None) -> str:
     return json.dumps(schema_to_notation(schema), indent=indent, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fingerprints
+
+
+def fingerprint(schema: Schema, identity: Identity = "position") -> str:
+    """A stable hash of a schema, 16 hex digits: of its notation, once made canonical.
+
+    What it ignores, and why:
+    - metadata key order and alias order always (no reader looks at either);
+    - struct field order under `name`, `name-ci` and `id` identity, because readers that bind by
+      name or id (Spark, Delta, Iceberg, Avro) read a reordered file the same way; under
+      `position` (the default, used to group files into versions) order counts, because
+      positional readers and Spark's merged column order depend on it.
+    Enum symbol order always counts (Avro encodes an enum by its index).
+    """
+    canonical = transform(schema, _Canonical(identity))
+    return hashlib.sha256(canonical_json(schema_to_notation(canonical)).encode()).hexdigest()[:16]
+
+
+class _Canonical(SchemaTransform):
+    """Aliases sorted; struct fields sorted too unless `identity` binds by position."""
+
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
+
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        return replace(f, type=type_result, aliases=tuple(sorted(f.aliases)))
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> DataType:
+        if self.identity == "position":
+            return StructType(tuple(fields))
+        return StructType(tuple(sorted(fields, key=self._key)))
+
+    def _key(self, f: Field) -> tuple[int, str]:
+        if self.identity == "id" and f.id is not None:
+            return (0, f"{f.id:>12}")
+        return (1, f.name.lower() if self.identity == "name-ci" else f.name)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 from pyarrow._parquet import ParquetReader  # what pq.ParquetFile wraps; see _read_metadata
 
+from schemaguard.errors import first_line
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
 from schemaguard.model import (
@@ -223,7 +224,7 @@ def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -
     except FileNotFoundError:
         return "vanished: listed, but gone when its footer was read"
     except (OSError, pa.ArrowException) as e:
-        return f"cannot be opened: {_first_line(e)}"
+        return f"cannot be opened: {first_line(e)}"
     if n < 12:
         return f"too small to be Parquet ({n} bytes)"
     if tail == ENCRYPTED_MAGIC:
@@ -234,18 +235,11 @@ def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -
         if MAGIC in end:
             return "bytes appended after the footer: the file does not end in PAR1"
         return "truncated: starts as Parquet but has no footer (the write did not finish)"
-    return f"corrupt footer: {_first_line(error)}"
+    return f"corrupt footer: {first_line(error)}"
 
 
 def _as_uri(path: str) -> str:
     return path if "://" in path else "file://" + path
-
-
-def _first_line(e: Exception) -> str:
-    """The first line of an error, printable (corrupt footers put raw bytes into messages)."""
-    text = str(e).strip() or type(e).__name__
-    line = text.splitlines()[0][:300]
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from schemaguard.formats.notation import describe
@@ -29,12 +30,15 @@ from schemaguard.model import (
     JsonType,
     ListType,
     MapType,
+    PrimitiveType,
     Schema,
+    SchemaVisitor,
     StringType,
     StructType,
     TimestampType,
     UuidType,
     canonical_json,
+    visit,
 )
 
 
@@ -139,42 +143,51 @@ _WIDENED: dict[DataType, str] = {
 SPARK_MAX_DECIMAL_PRECISION = 38
 
 
-def type_to_spark(t: DataType, where: str = "") -> dict[str, Any] | str:
-    """One model type as Spark type JSON; `where` (its path) only names the place in errors."""
-    name = _ATOMIC_OUT.get(t) or _WIDENED.get(t)
-    if name is not None:
-        return name
-    if isinstance(t, StructType):
-        return {"type": "struct", "fields": [_field_to_spark(f, where) for f in t.fields]}
-    if isinstance(t, ListType):
-        return {"type": "array", "elementType": type_to_spark(t.element, where + "[]"),
-                "containsNull": t.element_nullable}
-    if isinstance(t, MapType):
-        return {"type": "map", "keyType": type_to_spark(t.key, where + "{key}"),
-                "valueType": type_to_spark(t.value, where + "{value}"),
-                "valueContainsNull": t.value_nullable}
-    if isinstance(t, DecimalType):
-        if t.precision > SPARK_MAX_DECIMAL_PRECISION:
-            raise SparkSchemaError(f"{where or 'schema'}: {describe(t)}: Spark decimals hold at most "
-                                   f"{SPARK_MAX_DECIMAL_PRECISION} digits")
-        return f"decimal({t.precision},{t.scale})"
-    if isinstance(t, EnumType):
+SparkType = dict[str, Any] | str
+
+
+class _ToSpark(SchemaVisitor[SparkType, dict[str, Any]]):
+    """Spark type JSON of each node; a schema is its top-level struct, as in `df.schema.json()`."""
+
+    def field(self, f: Field, path: str, type_result: SparkType) -> dict[str, Any]:
+        meta: dict[str, Any] = dict(f.metadata)
+        if f.id is not None:
+            meta[FIELD_ID_KEY] = f.id
+        return {"name": f.name, "type": type_result, "nullable": f.nullable, "metadata": meta}
+
+    def struct(self, t: StructType, path: str, fields: Sequence[dict[str, Any]]) -> SparkType:
+        return {"type": "struct", "fields": list(fields)}
+
+    def list(self, t: ListType, path: str, element: SparkType) -> SparkType:
+        return {"type": "array", "elementType": element, "containsNull": t.element_nullable}
+
+    def map(self, t: MapType, path: str, key: SparkType, value: SparkType) -> SparkType:
+        return {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": t.value_nullable}
+
+    def enum(self, t: EnumType, path: str) -> SparkType:
         return "string"
-    if isinstance(t, FixedType):
-        return "binary"
-    if isinstance(t, TimestampType):
-        return "timestamp" if t.utc else "timestamp_ntz"
-    raise SparkSchemaError(f"{where or 'schema'}: {describe(t)} has no Spark type")
+
+    def primitive(self, t: PrimitiveType, path: str) -> SparkType:
+        name = _ATOMIC_OUT.get(t) or _WIDENED.get(t)
+        if name is not None:
+            return name
+        if isinstance(t, DecimalType):
+            if t.precision > SPARK_MAX_DECIMAL_PRECISION:
+                raise SparkSchemaError(f"{path or 'schema'}: {describe(t)}: Spark decimals hold at most "
+                                       f"{SPARK_MAX_DECIMAL_PRECISION} digits")
+            return f"decimal({t.precision},{t.scale})"
+        if isinstance(t, FixedType):
+            return "binary"
+        if isinstance(t, TimestampType):
+            return "timestamp" if t.utc else "timestamp_ntz"
+        raise SparkSchemaError(f"{path or 'schema'}: {describe(t)} has no Spark type")
 
 
-def _field_to_spark(f: Field, parent: str) -> dict[str, Any]:
-    path = f"{parent}.{f.name}" if parent else f.name
-    meta: dict[str, Any] = dict(f.metadata)
-    if f.id is not None:
-        meta[FIELD_ID_KEY] = f.id
-    return {"name": f.name, "type": type_to_spark(f.type, path), "nullable": f.nullable, "metadata": meta}
+def type_to_spark(t: DataType, where: str = "") -> SparkType:
+    """One model type as Spark type JSON; `where` (its path) only names the place in errors."""
+    return visit(t, _ToSpark(), where)
 
 
 def schema_to_spark_json(schema: Schema) -> str:
     """The model as Spark StructType JSON (what `StructType.fromJson` and `df.schema.json()` use)."""
-    return json.dumps(type_to_spark(StructType(schema.fields)), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(visit(schema, _ToSpark()), ensure_ascii=False, separators=(",", ":"))

@@ -17,11 +17,13 @@ from urllib.parse import unquote
 import pyarrow as pa
 from pyarrow import fs as pafs
 
+from schemaguard.errors import UsageError, first_line
+
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 HADOOP_BYTES_PER_CHECKSUM = 512  # io.bytes.per.checksum default
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(UsageError):
     """The table path itself cannot be listed (missing, not a table, unknown scheme)."""
 
 
@@ -59,7 +61,7 @@ def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
     try:
         filesystem, path = pafs.FileSystem.from_uri(location)
     except (pa.ArrowException, OSError, ValueError) as e:
-        raise DiscoveryError(f"cannot open {location}: {str(e).splitlines()[0]}") from None
+        raise DiscoveryError(f"cannot open {location}: {first_line(e)}") from None
     return filesystem, path.rstrip("/"), isinstance(filesystem, pafs.LocalFileSystem)
 
 
@@ -108,7 +110,7 @@ def discover(location: str) -> Listing:
     try:
         info = filesystem.get_file_info(root)
     except (pa.ArrowException, OSError) as e:
-        raise DiscoveryError(f"cannot list {location}: {str(e).splitlines()[0]}") from None
+        raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
     if info.type == pafs.FileType.NotFound:
         raise DiscoveryError(f"no such table path: {location}")
     if info.type == pafs.FileType.File:  # a single file is a table of one file
@@ -117,7 +119,7 @@ def discover(location: str) -> Listing:
     try:
         entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
     except (pa.ArrowException, OSError) as e:
-        raise DiscoveryError(f"cannot list {location}: {str(e).splitlines()[0]}") from None
+        raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
     return _classify(root, filesystem, entries, is_local)
 
 

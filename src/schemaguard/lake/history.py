@@ -9,14 +9,15 @@ modification times; `History.ordered_by` says which.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn
-from schemaguard.lake.discover import partition_dir
-from schemaguard.model import leaves
+from schemaguard.lake.discover import DataFile, partition_dir
+from schemaguard.model import DataType, leaves
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
 
@@ -53,20 +54,26 @@ def date_partition_column(footers: Sequence[FileFooter]) -> str | None:
         return None
     for key in (k for k, _ in footers[0].partition):
         values = {dict(p).get(key) for p in partitions}
-        if values and all(v is not None and _as_date(v) for v in values):
+        if values and all(partition_day(v) for v in values):
             return key
     return None
 
 
-def _as_date(value: str) -> str | None:
-    """`2024-01-31`, `20240131` or a timestamp starting with a date, as an ISO date; else None."""
-    m = _DATE.fullmatch(value)
+def partition_day(value: str | None) -> date | None:
+    """A partition value `2024-01-31`, `20240131` or a timestamp starting with a date, as its day."""
+    m = _DATE.fullmatch(value) if value is not None else None
     if m is None:
         return None
     try:
-        return date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+        return date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:  # 8 digits that are not a calendar date, e.g. run=10000001
         return None
+
+
+def files_per_day(files: Iterable[FileFooter | DataFile], date_col: str) -> tuple[tuple[date, int], ...]:
+    """How many of the files lie in each day of the date partition column, oldest day first."""
+    days = Counter(d for f in files if (d := partition_day(dict(f.partition).get(date_col))) is not None)
+    return tuple(sorted(days.items()))
 
 
 def build_history(footers: Sequence[FileFooter]) -> History:
@@ -81,7 +88,8 @@ def build_history(footers: Sequence[FileFooter]) -> History:
         if date_col is not None:
             if f.partition not in dates:
                 value = dict(f.partition)[date_col]
-                dates[f.partition] = _as_date(value) if value is not None else None
+                day = partition_day(value)
+                dates[f.partition] = day.isoformat() if day is not None else None
             return dates[f.partition]
         if f.mtime is None:
             return None
@@ -105,10 +113,16 @@ def build_history(footers: Sequence[FileFooter]) -> History:
 def leaf_signature(footer: FooterSchema) -> dict[str, str]:
     """Each leaf as one readable line: model type, nullability and the Parquet layout behind it."""
     types = leaves(footer.schema)
-    return {c.path: _leaf_text(c, *types[c.path]) for c in footer.columns}
+    return {c.path: _leaf_text(c, types[c.path][0], types[c.path][1]) for c in footer.columns}
 
 
-def _leaf_text(c: ParquetColumn, t: object, nullable: bool) -> str:
+def leaf_layouts(footer: FooterSchema) -> dict[str, str]:
+    """Each leaf's type and Parquet layout (`int32 [INT32]`), nullability left out."""
+    types = leaves(footer.schema)
+    return {c.path: _leaf_text(c, types[c.path][0], None) for c in footer.columns}
+
+
+def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None) -> str:
     physical = c.physical_type
     if c.type_length is not None:
         physical += f"({c.type_length})"
@@ -116,8 +130,8 @@ def _leaf_text(c: ParquetColumn, t: object, nullable: bool) -> str:
     layout = f"{physical} {ann}" if ann else physical
     if c.container:
         layout += f", {c.container}"
-    kind = describe(t)  # type: ignore[arg-type]
-    return f"{kind}{'' if nullable else ' not null'} [{layout}]"
+    required = " not null" if nullable is False else ""
+    return f"{describe(t)}{required} [{layout}]"
 
 
 def column_changes(before: FooterSchema, after: FooterSchema) -> list[ColumnChange]:

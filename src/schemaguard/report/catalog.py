@@ -37,11 +37,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from schemaguard import version
+from schemaguard.checks.finding import Finding
+from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.config import NAME, CatalogConfig
+from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
-from schemaguard.lake.discover import partition_dir
-from schemaguard.report.findings import Finding
-from schemaguard.report.run import AuditRun, TableAudit
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -63,7 +63,7 @@ CONFLICTS = frozenset({
 ATTEMPTS = 6  # a MERGE and up to five retries on conflicts
 
 
-class CatalogWriteError(Exception):
+class CatalogWriteError(UsageError):
     """The report could not be written (after retries); nothing partial is visible through `runs`."""
 
 
@@ -159,7 +159,7 @@ def run_row(run: AuditRun, config_path: str) -> dict[str, Any]:
         "run_id": run.run_id, "started_at": run.started_at, "finished_at": run.finished_at,
         "status": "complete", "fail_level": run.fail_level,
         "verdict": "fail" if run.exit_code else "pass", "exit_code": run.exit_code,
-        "tables": len(run.tables), "files": sum(len(t.scan.listing.files) for t in run.tables),
+        "tables": len(run.tables), "files": sum(t.summary.counts.files for t in run.tables),
         "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
         "waived": counts["waived"], "failing": counts["failing"], "config": config_path,
         "schemaguard_version": version(), "written_at": datetime.now(UTC),
@@ -202,7 +202,7 @@ def version_rows(run: AuditRun) -> list[dict[str, Any]]:
             "partition_count": len(v.partitions), "rows": v.rows, "first_seen": v.first_seen,
             "last_seen": v.last_seen, "is_current": v.footer.schema == t.current_schema,
         }
-        for t in run.tables for v in t.scan.history.versions
+        for t in run.tables for v in t.summary.table.versions
     ]
 
 
@@ -212,21 +212,21 @@ def footer_rows(run: AuditRun) -> list[dict[str, Any]]:
 
 
 def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
-    version_of = {v.fingerprint: v.number for v in t.scan.history.versions}
-    for f in t.scan.result.footers:
+    version_of = {v.fingerprint: v.number for v in t.summary.table.versions}
+    for f in t.summary.table.scan.footers:
         yield {
             "run_id": run_id, "table_name": t.name, "path": f.rel,
-            "partition": partition_dir(f.partition) or None, "size": f.size, "mtime": _time(f.mtime),
+            "partition": t.summary.partition_dirs.get(f.rel) or None, "size": f.size, "mtime": _time(f.mtime),
             "rows": f.rows, "row_groups": f.row_groups, "created_by": f.created_by,
             "version": version_of.get(f.fingerprint), "fingerprint": f.fingerprint,
             "status": "read", "reason": None,
         }
-    listed = {d.rel: d for d in t.scan.listing.files}
-    for u in t.scan.result.unreadable:
+    listed = {d.rel: d for d in t.summary.table.listing.files}
+    for u in t.summary.table.scan.unreadable:
         d = listed.get(u.rel)
         yield {
             "run_id": run_id, "table_name": t.name, "path": u.rel,
-            "partition": (partition_dir(d.partition) or None) if d else None,
+            "partition": t.summary.partition_dirs.get(u.rel) or None,
             "size": d.size if d else None, "mtime": _time(d.mtime) if d else None,
             "rows": None, "row_groups": None, "created_by": None, "version": None, "fingerprint": None,
             "status": "unreadable", "reason": u.reason,
@@ -318,11 +318,11 @@ def _merge(spark: SparkSession, catalog: CatalogConfig, table: str, run_id: str,
             return
         except Exception as e:
             if not is_conflict(e):
-                raise CatalogWriteError(f"writing {name} for run {run_id}: {_first_line(e)}") from e
+                raise CatalogWriteError(f"writing {name} for run {run_id}: {first_line(e)}") from e
             if attempt == ATTEMPTS:
                 raise CatalogWriteError(
                     f"{name}: run {run_id} still conflicts with concurrent writers after "
-                    f"{ATTEMPTS} attempts: {_first_line(e)}") from e
+                    f"{ATTEMPTS} attempts: {first_line(e)}") from e
             time.sleep(random.uniform(0.2, 0.5) * attempt)  # jitter: two writers do not retry in step
 
 
@@ -337,10 +337,5 @@ def is_conflict(e: BaseException) -> bool:
     Py4JJavaError naming `io.delta.exceptions.<Name>` (or Delta's internal class of the same name)."""
     if any(c.__name__ in CONFLICTS for c in type(e).__mro__):
         return True
-    text = _first_line(e)
+    text = first_line(e)
     return any(f".{name}:" in text or text.startswith(f"{name}:") for name in CONFLICTS)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

@@ -58,11 +58,11 @@ Other choices:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import pairwise
 
+from schemaguard.base import join
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     BinaryType,
@@ -108,7 +108,6 @@ class OpKind(StrEnum):
     DEFAULT_CHANGED = "default_changed"
     METADATA_CHANGED = "metadata_changed"
     FIELD_ID_REUSED = "field_id_reused"
-    NAME_REBOUND = "name_rebound"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,18 +132,6 @@ def diff(old: Schema, new: Schema, identity: Identity = "name") -> list[Operatio
     return _struct_ops("", "", old.fields, new.fields, identity)
 
 
-def name_rebinds(history: list[Schema]) -> list[Operation]:
-    """Field names that left and came back (under name identity, exact spelling).
-
-    A name reader binds old files' data to the returning column ("What none of them checks",
-    name reuse), while id readers and Delta column mapping hide it (§3, §4). One NAME_REBOUND per
-    gap; paths in order of first appearance.
-    """
-    versions = [_field_types(s) for s in history]
-    paths = dict.fromkeys(p for v in versions for p in v)
-    return [op for p in paths for op in _rebinds(p, versions)]
-
-
 # ---------------------------------------------------------------------------------------------
 # Structs and fields
 
@@ -159,22 +146,18 @@ def _struct_ops(
         if p.writer is not None and p.reader is not None:
             ops += _paired_ops(old_path, new_path, p.writer, p.reader, p.how, old, identity)
         elif p.reader is not None:
-            ops.append(_added(_join(new_path, p.reader.name), p.reader))
+            ops.append(_added(join(new_path, p.reader.name), p.reader))
             ops += _suggested_rename(old_path, new_path, p.reader, new.index(p.reader), old, dropped)
         elif p.writer is not None:
-            ops.append(_dropped(_join(old_path, p.writer.name), p.writer))
+            ops.append(_dropped(join(old_path, p.writer.name), p.writer))
     return ops + _reorder(new_path, old, new, pairs, identity)
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
 
 
 def _paired_ops(
     old_prefix: str, new_prefix: str, w: Field, r: Field, how: How | None,
     old_siblings: tuple[Field, ...], identity: Identity,
 ) -> list[Operation]:
-    old_path, path = _join(old_prefix, w.name), _join(new_prefix, r.name)
+    old_path, path = join(old_prefix, w.name), join(new_prefix, r.name)
     return [
         *_rename(old_path, path, w, r, how),
         *(_id_reuse(path, w, r, old_siblings) if how == "id" else []),
@@ -207,8 +190,8 @@ def _suggested_rename(
     w = old[index]
     if w.name not in dropped or w.name == added.name or w.type != added.type:
         return []
-    return [Operation(OpKind.RENAME, _join(new_prefix, added.name), w.name, added.name,
-                      "suggested: same type and position", _join(old_prefix, w.name))]
+    return [Operation(OpKind.RENAME, join(new_prefix, added.name), w.name, added.name,
+                      "suggested: same type and position", join(old_prefix, w.name))]
 
 
 def _added(path: str, f: Field) -> Operation:
@@ -435,32 +418,3 @@ def _enum_ops(path: str, old: EnumType, new: EnumType) -> list[Operation]:
         detail = f"{_or_no_default(old.default)} -> {_or_no_default(new.default)}"
         ops.append(Operation(OpKind.ENUM_DEFAULT_CHANGED, path, old.default, new.default, detail))
     return ops
-
-
-# ---------------------------------------------------------------------------------------------
-# Name reuse across a history
-
-
-def _field_types(schema: Schema) -> dict[str, DataType]:
-    """Every field's path (list elements and map slots are not fields) with its type."""
-
-    def visit(path: str, t: DataType, is_field: bool) -> Iterator[tuple[str, DataType]]:
-        if is_field:
-            yield path, t
-        for suffix, child, _ in child_nodes(t):
-            yield from visit(path + suffix, child, suffix.startswith("."))
-
-    return dict(item for f in schema.fields for item in visit(f.name, f.type, True))
-
-
-def _rebinds(path: str, versions: list[dict[str, DataType]]) -> list[Operation]:
-    present = [i for i, v in enumerate(versions) if path in v]
-    return [
-        Operation(OpKind.NAME_REBOUND, path, describe(versions[i][path]), describe(versions[k][path]),
-                  f"in v{i + 1}, absent in {_span(i + 2, k)}, back in v{k + 1}")
-        for i, k in pairwise(present) if k > i + 1
-    ]
-
-
-def _span(first: int, last: int) -> str:
-    return f"v{first}" if first == last else f"v{first}..v{last}"

@@ -1,48 +1,50 @@
-"""What Spark's and Delta's schema merges produce from two or more schemas, in order.
+"""What Spark's and Delta's schema merges produce from two or more schemas, in order, and every
+column they conflict on.
 
 Spark (`StructType.merge`, the Parquet `mergeSchema` read; compat-rules.md §5,
 parquet-and-spark.md §2.3): fields matched by name (lower-cased unless case-sensitive), the left
 side's fields first in their order, the right side's new fields appended; nullable = OR (also
 list elements and map values); decimals of the same scale merge to the larger precision; every
 other difference is a conflict. Types are compared as Spark sees the Parquet columns
-(`profiles.spark_view`), so ms and us timestamps, uint32 and int64, JSON and string all merge.
+(`base.spark_type`), so ms and us timestamps, uint32 and int64, JSON and string all merge.
 
 Delta (`SchemaMergingUtils.mergeSchemas(table, data)`, schema evolution on write; compat-rules.md
 §4): case-insensitive, the table's spelling and nullability win, new data columns are appended
 to their struct, byte/short/int mix, and a type change needs the type-widening feature and a row
-of its table (profiles.DELTA_WIDENING), checked against real Delta 4.4.0.
+of its table (promotions.DELTA_WIDENING), checked against real Delta 4.4.0.
+
+Spark and Delta stop at the first conflict. `merge` finds them all: on a conflict the column is
+taken out of every input and the merge starts again, so each conflicting column is named once,
+with the input whose merge failed on it. The gate and the audit both ask this one function.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from schemaguard.formats.notation import describe
-from schemaguard.model import (
-    DataType,
-    DecimalType,
-    Field,
-    IntType,
-    ListType,
-    MapType,
-    Schema,
-    StructType,
+from schemaguard.base import (
+    CR,
+    PS,
+    SPARK_ILLEGAL,
+    Conflict,
+    Options,
+    Rule,
+    SparkUnreadable,
+    join,
+    spark_schema,
 )
-from schemaguard.rules.profiles import CR, DELTA_WIDENING, PS, Options, Problem, Rule, spark_view
+from schemaguard.formats.notation import describe
+from schemaguard.model import DataType, DecimalType, Field, IntType, ListType, MapType, Schema, StructType
+from schemaguard.rules.promotions import DELTA_WIDENING
 
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    path: str
-    left: str
-    right: str
-    message: str
-    rule: Rule
+# Merges one struct's fields (left, right, path, options) into the merged fields, or raises _Clash.
+Merger = Callable[[tuple[Field, ...], tuple[Field, ...], str, Options], tuple[Field, ...]]
 
 
 @dataclass(frozen=True, slots=True)
 class MergeResult:
-    merged: Schema | None
+    merged: Schema | None  # None when any column conflicts
     conflicts: tuple[Conflict, ...]
 
     @property
@@ -54,7 +56,6 @@ SPARK_MERGE = Rule("spark-merge.equal", "StructType.merge needs equal types apar
                    "and same-scale decimal precision", f"{CR} §5 StructType.merge; {PS} §2.3")
 SPARK_DECIMAL_SCALE = Rule("spark-merge.decimal-scale", "decimals of different scale do not merge "
                            "(SPARK-37191)", f"{CR} §5; {PS} §2.3")
-SPARK_ILLEGAL = Rule("spark.illegal-type", "Spark cannot read this Parquet type at all", f"{PS} §2.4")
 DELTA_MERGE = Rule("delta-merge.type", "with type widening, data merges only when it is wider than "
                    "the table column by a row of the type-widening table; narrower data fails too "
                    "(DELTA_FAILED_TO_MERGE_FIELDS)", f"{CR} §4 mergeSchemas, type widening "
@@ -67,40 +68,58 @@ KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with 
             f"{CR} §4, §5")
 
 
-class _Conflict(Exception):
+class _Clash(Exception):
+    """A conflict found while merging one pair of schemas; `merge` records it and goes on."""
+
+    def __init__(self, path: str, left: DataType, right: DataType, why: str, rule: Rule) -> None:
+        super().__init__(why)
+        self.path, self.left, self.right, self.why, self.rule = path, left, right, why, rule
+
+    def conflict(self, at: int) -> Conflict:
+        left, right = describe(self.left), describe(self.right)
+        return Conflict(self.path, left, right,
+                        f"`{self.path}`: {left} and {right} do not merge: {self.why}", self.rule, at)
+
+
+def merge(schemas: list[Schema], merger: Merger, options: Options | None = None) -> MergeResult:
+    """Merge left to right (the first schema is the left side; Delta: the table), naming every
+    conflicting column."""
+    opts = options or Options()
+    inputs = list(schemas)
+    conflicts: list[Conflict] = []
+    while inputs:
+        try:
+            merged = _merge_once(inputs, merger, opts)
+        except _Failed as failed:
+            conflicts.append(failed.conflict)
+            without = [drop(s, failed.conflict.path) for s in inputs]
+            if without == inputs:
+                break  # the column cannot be taken out: stop at what was found
+            inputs = without
+            continue
+        return MergeResult(None if conflicts else merged, tuple(conflicts))
+    return MergeResult(None, tuple(conflicts))
+
+
+class _Failed(Exception):
     def __init__(self, conflict: Conflict) -> None:
         super().__init__(conflict.message)
         self.conflict = conflict
 
 
-def _conflict(path: str, left: DataType, right: DataType, why: str, rule: Rule) -> _Conflict:
-    return _Conflict(Conflict(path, describe(left), describe(right),
-                              f"`{path}`: {describe(left)} and {describe(right)} do not merge: {why}",
-                              rule))
-
-
-def merge(schemas: list[Schema], profile: str, options: Options | None = None) -> MergeResult:
-    """Merge left to right: the first schema is the left side (Delta: the table)."""
-    opts = options or Options()
-    if profile not in ("spark-merge", "delta-merge"):
-        raise ValueError(f"merge needs profile spark-merge or delta-merge, not {profile!r}")
-    try:
-        # Both merges see Spark's types: Delta merges the schemas of Spark DataFrames.
-        views = [Schema(_spark_struct_view(s.fields, "")) for s in schemas]
-        merged = views[0]
-        for right in views[1:]:
-            fields = (_spark_fields(merged.fields, right.fields, "", opts) if profile == "spark-merge"
-                      else _delta_fields(merged.fields, right.fields, "", opts))
-            merged = Schema(fields)
-    except _Conflict as c:
-        return MergeResult(None, (c.conflict,))
-    return MergeResult(merged, ())
-
-
-def merge_problems(reader: Schema, writer: Schema, profile: str, options: Options) -> list[Problem]:
-    """`can_read` for merge profiles: the reader's (table's) schema merged with the data's."""
-    result = merge([reader, writer], profile, options)
-    return [Problem(c.path, "MERGE_CONFLICT", c.message, c.rule) for c in result.conflicts]
+def _merge_once(inputs: list[Schema], merger: Merger, o: Options) -> Schema:
+    """Spark's or Delta's own merge: stops at the first conflict (raised as _Failed)."""
+    merged: Schema | None = None
+    for i, schema in enumerate(inputs):
+        try:
+            view = spark_schema(schema)  # both see Spark's types: Delta merges Spark DataFrames' schemas
+            merged = view if merged is None else Schema(merger(merged.fields, view.fields, "", o))
+        except SparkUnreadable as e:
+            raise _Failed(_Clash(e.path, e.type, e.type, e.why, SPARK_ILLEGAL).conflict(i)) from None
+        except _Clash as c:
+            raise _Failed(c.conflict(i)) from None
+    assert merged is not None
+    return merged
 
 
 def _key(name: str, o: Options) -> str:
@@ -108,30 +127,49 @@ def _key(name: str, o: Options) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark's view of the inputs, and Spark's merge
+# Taking a conflicting column out
 
 
-def _spark_struct_view(fields: tuple[Field, ...], path: str) -> tuple[Field, ...]:
-    return tuple(Field(f.name, _spark_type(f.type, f"{path}.{f.name}" if path else f.name),
-                       f.nullable, f.id, f.default_json, f.aliases, f.metadata) for f in fields)
+def drop(schema: Schema, path: str) -> Schema:
+    """`schema` without the field a conflict path points into (`a.b[]` -> field `a.b`), names
+    compared case-insensitively as Spark's merge compares them."""
+    while path.endswith(("[]", "{key}", "{value}")):
+        path = path[:path.rindex("{" if path.endswith("}") else "[")]
+    return Schema(_drop_fields(schema.fields, path))
 
 
-def _spark_type(t: DataType, path: str) -> DataType:
-    if isinstance(t, StructType):
-        return StructType(_spark_struct_view(t.fields, path))
-    if isinstance(t, ListType):
-        return ListType(_spark_type(t.element, path + "[]"), t.element_nullable)
-    if isinstance(t, MapType):
-        return MapType(_spark_type(t.key, path + "{key}"), _spark_type(t.value, path + "{value}"),
-                       t.value_nullable)
-    view = spark_view(t)
-    if isinstance(view, str):
-        raise _conflict(path, t, t, view, SPARK_ILLEGAL)
-    return view
+def _drop_fields(fields: tuple[Field, ...], path: str) -> tuple[Field, ...]:
+    out: list[Field] = []
+    for f in fields:
+        name = f.name.lower()
+        if path.lower() == name:
+            continue
+        rest = path[len(f.name):] if path.lower().startswith(name) else ""
+        if rest[:1] in (".", "[", "{"):
+            f = Field(f.name, _drop_type(f.type, rest), f.nullable, f.id, f.default_json, f.aliases,
+                      f.metadata)
+        out.append(f)
+    return tuple(out)
 
 
-def _spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
-                  o: Options) -> tuple[Field, ...]:
+def _drop_type(t: DataType, rest: str) -> DataType:
+    if isinstance(t, StructType) and rest.startswith("."):
+        return StructType(_drop_fields(t.fields, rest[1:]))
+    if isinstance(t, ListType) and rest.startswith("[]"):
+        return ListType(_drop_type(t.element, rest[2:]), t.element_nullable)
+    if isinstance(t, MapType) and rest.startswith("{key}"):
+        return MapType(_drop_type(t.key, rest[5:]), t.value, t.value_nullable)
+    if isinstance(t, MapType) and rest.startswith("{value}"):
+        return MapType(t.key, _drop_type(t.value, rest[7:]), t.value_nullable)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark
+
+
+def spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
+                 o: Options) -> tuple[Field, ...]:
     by_key = {_key(f.name, o): f for f in right}
     out: list[Field] = []
     for lf in left:
@@ -139,8 +177,7 @@ def _spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
         if rf is None:
             out.append(lf)
             continue
-        here = f"{path}.{lf.name}" if path else lf.name
-        out.append(Field(lf.name, _spark_merge_type(lf.type, rf.type, here, o),
+        out.append(Field(lf.name, _spark_merge_type(lf.type, rf.type, join(path, lf.name), o),
                          lf.nullable or rf.nullable, lf.id))
     left_keys = {_key(f.name, o) for f in left}
     out.extend(f for f in right if _key(f.name, o) not in left_keys)
@@ -149,7 +186,7 @@ def _spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
 
 def _spark_merge_type(lt: DataType, rt: DataType, path: str, o: Options) -> DataType:
     if isinstance(lt, StructType) and isinstance(rt, StructType):
-        return StructType(_spark_fields(lt.fields, rt.fields, path, o))
+        return StructType(spark_fields(lt.fields, rt.fields, path, o))
     if isinstance(lt, ListType) and isinstance(rt, ListType):
         return ListType(_spark_merge_type(lt.element, rt.element, path + "[]", o),
                         lt.element_nullable or rt.element_nullable)
@@ -162,18 +199,18 @@ def _spark_merge_type(lt: DataType, rt: DataType, path: str, o: Options) -> Data
     if isinstance(lt, DecimalType) and isinstance(rt, DecimalType):
         if lt.scale == rt.scale:
             return DecimalType(max(lt.precision, rt.precision), lt.scale)
-        raise _conflict(path, lt, rt, SPARK_DECIMAL_SCALE.text, SPARK_DECIMAL_SCALE)
+        raise _Clash(path, lt, rt, SPARK_DECIMAL_SCALE.text, SPARK_DECIMAL_SCALE)
     nested = (StructType, ListType, MapType)
     rule = KIND if isinstance(lt, nested) or isinstance(rt, nested) else SPARK_MERGE
-    raise _conflict(path, lt, rt, rule.text, rule)
+    raise _Clash(path, lt, rt, rule.text, rule)
 
 
 # ---------------------------------------------------------------------------------------------
 # Delta
 
 
-def _delta_fields(table: tuple[Field, ...], data: tuple[Field, ...], path: str,
-                  o: Options) -> tuple[Field, ...]:
+def delta_fields(table: tuple[Field, ...], data: tuple[Field, ...], path: str,
+                 o: Options) -> tuple[Field, ...]:
     by_key = {f.name.lower(): f for f in data}  # Delta merges case-insensitively (§4)
     out: list[Field] = []
     for tf in table:
@@ -181,9 +218,8 @@ def _delta_fields(table: tuple[Field, ...], data: tuple[Field, ...], path: str,
         if df is None:
             out.append(tf)
             continue
-        here = f"{path}.{tf.name}" if path else tf.name
-        out.append(Field(tf.name, _delta_merge_type(tf.type, df.type, here, o), tf.nullable, tf.id,
-                         tf.default_json, tf.aliases, tf.metadata))
+        out.append(Field(tf.name, _delta_merge_type(tf.type, df.type, join(path, tf.name), o), tf.nullable,
+                         tf.id, tf.default_json, tf.aliases, tf.metadata))
     table_keys = {f.name.lower() for f in table}
     out.extend(f for f in data if f.name.lower() not in table_keys)
     return tuple(out)
@@ -191,7 +227,7 @@ def _delta_fields(table: tuple[Field, ...], data: tuple[Field, ...], path: str,
 
 def _delta_merge_type(tt: DataType, dt: DataType, path: str, o: Options) -> DataType:
     if isinstance(tt, StructType) and isinstance(dt, StructType):
-        return StructType(_delta_fields(tt.fields, dt.fields, path, o))
+        return StructType(delta_fields(tt.fields, dt.fields, path, o))
     if isinstance(tt, ListType) and isinstance(dt, ListType):
         return ListType(_delta_merge_type(tt.element, dt.element, path + "[]", o), tt.element_nullable)
     if isinstance(tt, MapType) and isinstance(dt, MapType):
@@ -201,14 +237,14 @@ def _delta_merge_type(tt: DataType, dt: DataType, path: str, o: Options) -> Data
         return tt
     nested = (StructType, ListType, MapType)
     if isinstance(tt, nested) or isinstance(dt, nested):
-        raise _conflict(path, tt, dt, KIND.text, KIND)
+        raise _Clash(path, tt, dt, KIND.text, KIND)
     if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
         return dt
     if _small_int(tt) and _small_int(dt):
         return tt  # byte/short/int are one Parquet INT32: the table's type stays (§4)
     if not o.type_widening:
-        raise _conflict(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING)
-    raise _conflict(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE)
+        raise _Clash(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING)
+    raise _Clash(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE)
 
 
 def _small_int(t: DataType) -> bool:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from schemaguard.base import Options, Problem, errors
 from schemaguard.model import Schema
-from schemaguard.rules.profiles import Options, Problem, can_read, errors
+from schemaguard.rules.profiles import can_read
 
 
 class Mode(StrEnum):

@@ -1,4 +1,4 @@
-"""One audit run: per table what was scanned and found, and the verdict of the run as a whole.
+"""One audit run: per table what was read and found, and the verdict of the run as a whole.
 
 Everything the renderers and the catalog writer need is here, computed once by the audit; they
 only format it.
@@ -8,21 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
+from schemaguard.base import SEVERITIES
+from schemaguard.checks.finding import FailLevel, Finding, fails
+from schemaguard.checks.summary import TableSummary
 from schemaguard.model import Schema
-from schemaguard.report.findings import SEVERITIES, Finding
-from schemaguard.report.scan_output import ScanReport
 from schemaguard.rules.modes import Mode
-
-FailLevel = Literal["info", "warning", "error", "never"]
 
 
 @dataclass(frozen=True)
 class TableAudit:
     name: str  # as configured: a short name or the catalog's `db.table`
     location: str  # the directory whose footers were read
-    scan: ScanReport  # listing, footers, versions
+    summary: TableSummary  # listing, footers, versions and what each report shows of them
     current_source: str  # where the current schema came from: "catalog", "newest version", a file
     current_schema: Schema
     profiles: tuple[str, ...]
@@ -45,9 +43,7 @@ class AuditRun:
 
     def fails(self, finding: Finding) -> bool:
         """At or above the fail level, and not acknowledged by a waiver in force on the run's day."""
-        if self.fail_level == "never" or finding.waived(self.started_at.date()):
-            return False
-        return SEVERITIES.index(finding.severity) >= SEVERITIES.index(self.fail_level)
+        return fails(finding, self.fail_level, self.started_at.date())
 
     @property
     def failing(self) -> tuple[Finding, ...]:
@@ -57,6 +53,9 @@ class AuditRun:
     def exit_code(self) -> int:
         return 1 if self.failing else 0
 
+    def table_failing(self, table: TableAudit) -> list[Finding]:
+        return [f for f in table.findings if self.fails(f)]
+
     def counts(self) -> dict[str, int]:
         """Findings by severity, plus how many are waived and how many fail the run."""
         found = self.all_findings
@@ -65,9 +64,3 @@ class AuditRun:
         counts["waived"] = sum(f.waived(today) for f in found)
         counts["failing"] = len(self.failing)
         return counts
-
-
-def by_severity(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]:
-    """Most severe first; within a severity, by code and key, so reports are stable across runs."""
-    return sorted(findings, key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.key))
-

@@ -1,0 +1,160 @@
+"""What every rule and check speaks in: severities, rules, problems, conflicts, reader options,
+and how Spark sees a Parquet type. Shared by `rules/`, `checks/` and `report/`, so that none of
+them imports another to name a type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from schemaguard.model import (
+    BinaryType,
+    DataType,
+    DecimalType,
+    EnumType,
+    FixedType,
+    FloatType,
+    Identity,
+    Int96Type,
+    IntType,
+    JsonType,
+    ListType,
+    MapType,
+    Schema,
+    StringType,
+    StructType,
+    TimestampType,
+    TimeType,
+    UuidType,
+)
+
+Severity = Literal["info", "warning", "error"]  # info: a rule that allowed a difference
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")  # lowest first
+
+CR = "compat-rules.md"  # the reference files rules cite, in shared/reference/
+PS = "parquet-and-spark.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of a rule table: what it allows or forbids, and where that comes from."""
+
+    id: str
+    text: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What a reader meets at one place of a schema."""
+
+    path: str
+    code: str
+    message: str
+    rule: Rule
+    severity: Severity = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """One column a schema merge cannot merge; `input` is the index of the schema whose merge into
+    those before it failed there."""
+
+    path: str
+    left: str
+    right: str
+    message: str
+    rule: Rule
+    input: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How a reader is configured; the profiles read what applies to them."""
+
+    type_widening: bool = False
+    column_mapping: Literal["none", "name", "id"] = "none"
+    iceberg_version: Literal[2, 3] = 2
+    uniform: bool = False
+    case_sensitive: bool = False
+    identity: Identity | None = None  # None: the profile's own default
+
+
+def join(parent: str, name: str) -> str:
+    """The path of field `name` inside the node at `parent` (the top level is "")."""
+    return f"{parent}.{name}" if parent else name
+
+
+def errors(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
+
+
+def worse(a: Severity, b: Severity) -> bool:
+    """Is `a` more severe than `b`?"""
+    return SEVERITIES.index(a) > SEVERITIES.index(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# How Spark sees a Parquet type
+
+SPARK_ILLEGAL = Rule("spark.illegal-type", "Spark cannot read this Parquet type at all", f"{PS} §2.4")
+
+
+def spark_view(t: DataType) -> DataType | str:
+    """The Spark type a Parquet column of this type becomes, or the error Spark raises.
+    Source: parquet-and-spark.md §2.4 (ParquetToSparkSchemaConverter, Spark 4.x)."""
+    if isinstance(t, IntType):
+        if t.signed:
+            return t
+        return {8: IntType(16), 16: IntType(32), 32: IntType(64)}.get(t.bits, DecimalType(20, 0))
+    if isinstance(t, FloatType):
+        return t if t.bits != 16 else "PARQUET_TYPE_ILLEGAL: FLOAT16"
+    if isinstance(t, DecimalType) and t.precision > 38:
+        return "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"
+    if isinstance(t, JsonType | EnumType):
+        return StringType()
+    if isinstance(t, FixedType):
+        return BinaryType()
+    if isinstance(t, UuidType):
+        return "PARQUET_TYPE_ILLEGAL: UUID"
+    if isinstance(t, TimeType):
+        return "PARQUET_TYPE_ILLEGAL: TIME"
+    if isinstance(t, TimestampType):
+        if t.unit == "ns":
+            return "PARQUET_TYPE_ILLEGAL: TIMESTAMP(NANOS)"
+        return TimestampType("us", t.utc)
+    if isinstance(t, Int96Type):
+        return TimestampType("us", True)
+    return t
+
+
+class SparkUnreadable(Exception):
+    """A node Spark cannot read (`why` is Spark's error), at `path`."""
+
+    def __init__(self, path: str, type_: DataType, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path, self.type, self.why = path, type_, why
+
+
+def spark_type(t: DataType, path: str = "") -> DataType:
+    """A type as Spark's Parquet converter sees it, every node through `spark_view`; raises
+    `SparkUnreadable` for the first node Spark cannot read (parquet-and-spark.md §2.4)."""
+    if isinstance(t, StructType):
+        return StructType(tuple(replace(f, type=spark_type(f.type, join(path, f.name))) for f in t.fields))
+    if isinstance(t, ListType):
+        return ListType(spark_type(t.element, path + "[]"), t.element_nullable)
+    if isinstance(t, MapType):
+        return MapType(spark_type(t.key, path + "{key}"), spark_type(t.value, path + "{value}"),
+                       t.value_nullable)
+    view = spark_view(t)
+    if isinstance(view, str):
+        raise SparkUnreadable(path, t, view)
+    return view
+
+
+def spark_schema(schema: Schema) -> Schema:
+    """A schema as Spark sees its Parquet columns (see `spark_type`)."""
+    struct = spark_type(StructType(schema.fields))
+    assert isinstance(struct, StructType)
+    return Schema(struct.fields)

@@ -1,0 +1,41 @@
+"""Every detector as a pure function of a table read (and the options of the audit), in one
+ordered tuple: the findings of `scan`, `gate` and `audit` all come from here, so they can never
+disagree. The order is the order findings are listed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from schemaguard.checks.compat import CheckOptions, compatibility
+from schemaguard.checks.field_ids import field_id_changes, field_id_reuse
+from schemaguard.checks.files import no_data, stale_checksums, unreadable_files
+from schemaguard.checks.finding import Finding
+from schemaguard.checks.gate import merge_conflicts
+from schemaguard.checks.spark_footer import spark_footer_disagreements
+from schemaguard.checks.versions import case_only, layout_drift, missing_in_old, nullability
+from schemaguard.lake.table import TableRead
+
+__all__ = ["CHECKS", "Check", "CheckOptions", "run_checks"]
+
+Check = Callable[[TableRead, CheckOptions], list[Finding]]
+
+CHECKS: tuple[Check, ...] = (
+    unreadable_files,
+    stale_checksums,
+    no_data,
+    merge_conflicts,
+    layout_drift,
+    nullability,
+    field_id_changes,
+    case_only,
+    missing_in_old,
+    field_id_reuse,
+    spark_footer_disagreements,
+    compatibility,
+)
+
+
+def run_checks(table: TableRead, options: CheckOptions | None = None) -> list[Finding]:
+    """Every check's findings about one table, in `CHECKS` order."""
+    opts = options or CheckOptions()
+    return [f for check in CHECKS for f in check(table, opts)]

@@ -1,0 +1,47 @@
+"""What the listing and the footer scan alone show: unreadable files (by reason), Hadoop checksum
+sidecars that no longer match, and a table with no data file at all."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from schemaguard.checks.finding import CODES, SAMPLE, Finding, cited, files_finding, reason_category
+from schemaguard.lake.scan import Unreadable
+from schemaguard.lake.table import TableRead
+
+
+def unreadable_files(table: TableRead, _: object = None) -> list[Finding]:
+    """One finding per kind of reason (`truncated`, `zero-byte file`, ...), naming the files."""
+    by_category: dict[str, list[Unreadable]] = defaultdict(list)
+    for u in table.scan.unreadable:
+        by_category[reason_category(u.reason)].append(u)
+    return [_unreadable(category, files) for category, files in sorted(by_category.items())]
+
+
+def _unreadable(category: str, files: list[Unreadable]) -> Finding:
+    reasons = list(dict.fromkeys(u.reason for u in files))
+    more = f" (and {len(reasons) - 1} more reason(s) of this kind)" if len(reasons) > 1 else ""
+    return files_finding("UNREADABLE_FILE",
+                         f"{len(files)} file(s) Spark would list as data cannot be read: {reasons[0]}{more}",
+                         [u.rel for u in files], [("reason", r) for r in reasons[:SAMPLE]], subject=category)
+
+
+def stale_checksums(table: TableRead, _: object = None) -> list[Finding]:
+    stale = table.listing.stale_checksums
+    if not stale:
+        return []
+    return [files_finding(
+        "STALE_CHECKSUM",
+        f"{len(stale)} file(s) have a .crc sidecar that does not match their size: "
+        "Hadoop's checksum layer (Spark on local/HDFS) will fail reading them",
+        [s.rel for s in stale], [("why", w) for w in dict.fromkeys(s.why for s in stale)])]
+
+
+def no_data(table: TableRead, _: object = None) -> list[Finding]:
+    if table.listing.files:
+        return []
+    return [Finding(
+        "TABLE_HAS_NO_DATA", CODES["TABLE_HAS_NO_DATA"].severity,
+        f"no data file under {table.listing.root}: nothing was checked (a wrong path, or a table "
+        f"not written yet?); {len(table.listing.ignored)} file(s) ignored", 0, (),
+        rule=cited("TABLE_HAS_NO_DATA"))]

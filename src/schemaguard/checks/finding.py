@@ -1,0 +1,203 @@
+"""Findings: one typed record per problem, grouped, never one line per file; the one table of
+finding codes; waivers; the fail level.
+
+Each finding names the files and partition directories involved (a count and a bounded sample),
+the schema versions, what was seen (`evidence`) and the rule behind it. Its key
+(`table:CODE:subject-or-path`) is unique within a table, so that a waiver names one finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+from schemaguard.base import SEVERITIES, Severity
+from schemaguard.lake.history import SchemaVersion
+
+FailLevel = Literal["info", "warning", "error", "never"]
+SAMPLE = 20  # files named per finding; the count says how many there are in all
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One finding code: its usual severity, what it means, and the reference it comes from."""
+
+    code: str
+    severity: Severity
+    meaning: str
+    reference: str
+
+
+_PS, _CR = "parquet-and-spark.md", "compat-rules.md"
+_ID_REF = (f"{_CR} §3 Identity (by field id), §4 Column mapping (id mode; new columns get new ids), "
+           "'What none of them checks' (name or id reuse)")
+_CONFIG = "conf/schemaguard.toml [[waivers]]"
+CODES: dict[str, Code] = {c.code: c for c in (
+    Code("UNREADABLE_FILE", "error", "A file Spark lists as data cannot be read as Parquet",
+         f"{_PS} §2.6 (bad-file cases), §0.7"),
+    Code("STALE_CHECKSUM", "error", "A Hadoop .crc sidecar does not match its data file",
+         f"{_PS} §2.6 (bad-file cases: stale .crc), §0.7"),
+    Code("TABLE_HAS_NO_DATA", "warning", "No data file under the table's location: nothing was checked",
+         "lake/discover.py (Spark's listing rules)"),
+    Code("SPARK_MERGE_CONFLICT", "error", "spark.read with mergeSchema fails on the versions on disk",
+         f"{_CR} §5 StructType.merge; {_PS} §2.3"),
+    Code("LOGICAL_TYPE_DRIFT", "warning", "A column's type or Parquet layout differs between schema versions",
+         f"{_PS} §1.4, §0 (compare at the Parquet level)"),
+    Code("NULLABILITY_MISMATCH", "warning",
+         "A column is REQUIRED in some schema versions and OPTIONAL in others",
+         f"{_CR} §4 isReadCompatible (forbidTightenNullability), §3 (optional -> required), 'Where the "
+         f"references disagree' (nullability tightened); {_PS} §2.5"),
+    Code("FIELD_ID_CHANGED", "warning",
+         "One column carries different Parquet field ids across schema versions", _ID_REF),
+    Code("CASE_ONLY_NAME_DIFFERENCE", "warning", "Column names that differ only in case",
+         f"{_CR} §5 (names differing only in case)"),
+    Code("COLUMN_MISSING_IN_OLD_FILES", "info", "A column of the newest version that older files lack",
+         f"{_PS} §2.6 (extra column in file B)"),
+    Code("FIELD_ID_REUSED", "error", "One Parquet field id names different columns: id-based readers bind "
+         "the wrong one", _ID_REF),
+    Code("SPARK_SCHEMA_DISAGREES_WITH_PARQUET", "warning",
+         "The Spark schema in a footer disagrees with its Parquet schema",
+         f"{_PS} §0.6, §2.2 (Spark uses the footer's Spark schema in preference to the Parquet schema), "
+         "§2.4 (Parquet -> Spark types), §2.5 (read-time conversions)"),
+    Code("VERSION_INCOMPATIBLE", "error", "A reader cannot read a schema version on disk",
+         "the reader profile's rule table (rules/read.py, rules/merge.py)"),
+    Code("VERSION_READ_CHANGES_MEANING", "warning",
+         "A reader reads a schema version on disk, but changes what it means",
+         "the reader profile's rule table (rules/read.py)"),
+    Code("WAIVER_EXPIRED", "warning", "A waiver in the configuration has expired", _CONFIG),
+    Code("WAIVER_UNMATCHED", "info", "A waiver in the configuration matches no finding", _CONFIG),
+)}
+
+
+def meaning(code: str) -> str:
+    """What a code means; a code this version does not know (a newer rule) is described by its name."""
+    found = CODES.get(code)
+    return found.meaning if found else code.replace("_", " ").lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    """An acknowledged finding: still reported, does not fail a run until it expires."""
+
+    key: str
+    owner: str
+    reason: str
+    expires: date
+
+    def active(self, today: date) -> bool:
+        return today <= self.expires
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    count: int  # files involved in all
+    files: tuple[str, ...]  # a bounded sample, table-relative
+    path: str = ""  # the column, when the finding is about one
+    versions: tuple[int, ...] = ()  # schema versions involved (1 = oldest)
+    rule: str = ""  # the rule that produced it, with its source
+    subject: str = ""  # what the finding is about when that is not one column alone (a reason, a profile)
+    partitions: tuple[str, ...] = ()  # a bounded sample of partition directories involved
+    partition_count: int = 0
+    evidence: tuple[tuple[str, str], ...] = ()  # (label, value): what was seen, e.g. a layout per version
+    table: str = ""  # set by the audit: the table as configured
+    waiver: Waiver | None = None  # set by the audit when a waiver in configuration matches the key
+
+    @property
+    def key(self) -> str:
+        """Stable across runs while the problem persists: `table:CODE:subject`; waivers name it."""
+        return f"{self.table}:{self.code}:{self.subject or self.path}"
+
+    def waived(self, today: date) -> bool:
+        return self.waiver is not None and self.waiver.active(today)
+
+
+def fails(finding: Finding, fail_level: FailLevel, today: date) -> bool:
+    """At or above the fail level, and not acknowledged by a waiver in force on that day."""
+    if fail_level == "never" or finding.waived(today):
+        return False
+    return SEVERITIES.index(finding.severity) >= SEVERITIES.index(fail_level)
+
+
+def by_severity(findings: Iterable[Finding]) -> list[Finding]:
+    """Most severe first; within a severity, by code and key, so reports are stable across runs."""
+    return sorted(findings, key=lambda f: (-SEVERITIES.index(f.severity), f.code, f.key))
+
+
+Evidence = list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Involved:
+    """The files and partition directories behind a finding: counts in all, bounded samples."""
+
+    count: int
+    files: tuple[str, ...]
+    partitions: tuple[str, ...]
+    partition_count: int
+
+
+def involved(versions: Iterable[SchemaVersion]) -> Involved:
+    """What some versions cover: their files and their partition directories."""
+    vs = list(versions)
+    return sampled([f.rel for v in vs for f in v.files], (p for v in vs for p in v.partitions))
+
+
+def involved_files(rels: Sequence[str]) -> Involved:
+    """Files known by path alone (the scan's): a file's partition directory is its parent."""
+    return sampled(rels, (r.rpartition("/")[0] for r in rels))
+
+
+def sampled(files: Sequence[str], partitions: Iterable[str]) -> Involved:
+    parts = sorted(set(partitions) - {""})
+    return Involved(len(files), tuple(files[:SAMPLE]), tuple(parts[:SAMPLE]), len(parts))
+
+
+def cited(code: str) -> str:
+    """The reference a code comes from, as a finding's `rule` cites it."""
+    return CODES[code].reference
+
+
+def finding(code: str, message: str, versions: Sequence[SchemaVersion], path: str, evidence: Evidence,
+            subject: str = "", severity: Severity | None = None, rule: str | None = None) -> Finding:
+    """A finding about some versions: their files, partitions and numbers filled in one place; the
+    severity and the rule default to the code's row in `CODES`."""
+    inv = involved(versions)
+    return Finding(code, severity or CODES[code].severity, message, inv.count, inv.files, path,
+                   tuple(v.number for v in versions), rule if rule is not None else cited(code),
+                   subject=subject, partitions=inv.partitions, partition_count=inv.partition_count,
+                   evidence=tuple(evidence))
+
+
+def files_finding(code: str, message: str, rels: Sequence[str], evidence: Evidence,
+                  subject: str = "") -> Finding:
+    """A finding about files known by path alone (unreadable ones, stale checksums)."""
+    inv = involved_files(rels)
+    return Finding(code, CODES[code].severity, message, inv.count, inv.files, rule=cited(code),
+                   subject=subject, partitions=inv.partitions, partition_count=inv.partition_count,
+                   evidence=tuple(evidence))
+
+
+_DETAIL = re.compile(r":| \(")  # formats/parquet.py puts a reason's detail after these
+
+
+def reason_category(reason: str) -> str:
+    """The stable head of an unreadable file's reason (`truncated`, `zero-byte file`, `corrupt
+    footer`, `too small to be Parquet`): the detail after it (an error text, a byte count) varies
+    per file and would split one problem into many findings with unstable keys."""
+    return _DETAIL.split(reason, maxsplit=1)[0].strip() or reason
+
+
+def finding_doc(f: Finding) -> dict[str, Any]:
+    """A finding's stable JSON keys (the audit adds its waiver and verdict)."""
+    return {
+        "key": f.key, "code": f.code, "severity": f.severity, "table": f.table, "path": f.path,
+        "subject": f.subject, "message": f.message, "count": f.count, "files": list(f.files),
+        "partitions": list(f.partitions), "partition_count": f.partition_count, "versions": list(f.versions),
+        "evidence": [{"label": label, "value": value} for label, value in f.evidence], "rule": f.rule,
+    }

@@ -1,0 +1,438 @@
+"""The gate before enabling `mergeSchema` on a table (`schemaguard gate PATH`, jobs/merge_gate.py).
+
+It answers, from the footers alone (no Spark): will `spark.read.option("mergeSchema", "true")`
+succeed on this table, what schema comes out, which files and columns conflict, and what a read
+without mergeSchema silently loses. The facts it rests on (parquet-and-spark.md §2, checked
+against the pinned Spark in tests/test_gate.py):
+
+- Spark sorts the listed leaves by their path string (`ParquetUtils.splitFiles`:
+  `sortBy(_.getPath.toString)`), a Java string order: UTF-16 code units, which differs from
+  Python's code-point order for names outside the Basic Multilingual Plane (§2.1).
+- With mergeSchema, every data file is merged in that order, then every `_metadata`, then every
+  `_common_metadata` summary file; the first file leads the merged field order (§2.1, §2.5).
+  Each footer contributes Spark's own schema from its key-value metadata when it has one, else
+  the converted Parquet schema (§2.2). Every file whose footer cannot be read fails the merge
+  (on the pinned Spark 4.1 a zero-byte file does too: CANNOT_READ_FILE_FOOTER).
+- Without it, the schema comes from the first `_common_metadata`, else the first `_metadata`,
+  else the first data file in that order, whether or not that file is readable (§2.1).
+- Either way, each file is then read with that one schema by the vectorized reader, which widens
+  some types and fails on the rest per file (§2.5: profile `spark-read`).
+- `spark.read` reports every column nullable (§2.5), so the schemas here are all nullable too;
+  Spark appends the partition columns (named in `partition_columns`) after the data columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from schemaguard.base import SPARK_ILLEGAL, Conflict, Problem, Rule, SparkUnreadable, errors, spark_type
+from schemaguard.checks.finding import SAMPLE, Finding, finding
+from schemaguard.formats.notation import describe
+from schemaguard.formats.parquet import FooterSchema
+from schemaguard.lake.discover import Listing, spark_order_key
+from schemaguard.lake.history import SchemaVersion, leaf_layouts
+from schemaguard.lake.scan import Unreadable
+from schemaguard.lake.table import SUMMARY_FILES, TableRead
+from schemaguard.model import DataType, Field, ListType, MapType, Schema, StructType, child_nodes, walk
+from schemaguard.rules.profiles import can_read, merge_schemas
+
+SchemaRead = Literal["without_merge", "merged"]
+SchemaSource = Literal["_common_metadata", "_metadata", "data file"]
+SUMMARY_PREFERENCE: tuple[SchemaSource, ...] = ("_common_metadata", "_metadata")  # without mergeSchema
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """The versions (and summary files) that bring one side of a conflict."""
+
+    type: str
+    versions: tuple[int, ...]
+    count: int  # files in all
+    files: tuple[str, ...]  # a bounded sample, table-relative
+
+
+@dataclass(frozen=True, slots=True)
+class GateConflict:
+    path: str
+    message: str
+    rule: Rule
+    left: Side  # what the files merged before it hold (Spark's left side)
+    right: Side  # what the file that fails the merge holds
+
+
+@dataclass(frozen=True, slots=True)
+class VersionType:
+    version: int
+    type: str  # as Spark sees the column in that version's files
+    count: int
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LostColumn:
+    """A column some versions hold that the schema without merge lacks: never read."""
+
+    path: str
+    type: str
+    versions: tuple[int, ...]
+    count: int
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RelabelledColumn:
+    """A column whose type in the schema without merge differs from its type in some version."""
+
+    path: str
+    type: str  # in the schema without merge
+    versions: tuple[VersionType, ...]  # every version holding the column, with its type
+
+
+@dataclass(frozen=True, slots=True)
+class WithoutMerge:
+    from_file: str | None  # table-relative; None: nothing to take a schema from
+    source: SchemaSource | None
+    version: int | None  # the version of `from_file` when it is a data file
+    schema: Schema | None  # None when Spark cannot take a schema from that file (see `error`)
+    error: str | None
+    lost_columns: tuple[LostColumn, ...]
+    relabelled_columns: tuple[RelabelledColumn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFailure:
+    """Reading one version's files with one schema fails (vectorized reader, per file)."""
+
+    schema: SchemaRead
+    version: int
+    count: int
+    files: tuple[str, ...]
+    path: str
+    code: str
+    message: str
+    rule: Rule
+
+
+@dataclass(frozen=True, slots=True)
+class GateReport:
+    table: str
+    versions: int
+    data_files: int
+    merge_order: tuple[int, ...]  # version numbers in the order Spark merges them
+    merged: Schema | None  # the footers' merge; None when it conflicts
+    conflicts: tuple[GateConflict, ...]
+    without_merge: WithoutMerge
+    read_failures: tuple[ReadFailure, ...]
+    unreadable: tuple[Unreadable, ...]
+    partition_columns: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def merge_safe(self) -> bool:
+        """The merge succeeds, every version reads with the merged schema, and every file is readable."""
+        return (self.merged is not None and not self.unreadable
+                and not any(f.schema == "merged" for f in self.read_failures))
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.merge_safe else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """One input of Spark's merge: a schema version, or a summary file."""
+
+    version: int | None
+    count: int
+    files: tuple[str, ...]
+    schema: Schema  # what Spark takes from the footer: its own schema if written, else the Parquet one
+
+
+def _spark_input(footer: FooterSchema) -> Schema:
+    """ParquetFileFormat.readSchemaFromFooter: Spark's schema from the key-value metadata when it
+    parses, else the converted Parquet schema (parquet-and-spark.md §2.2)."""
+    return footer.spark_schema if footer.spark_schema is not None else footer.schema
+
+
+def _version_source(v: SchemaVersion) -> _Source:
+    return _Source(v.number, len(v.files), tuple(f.rel for f in v.files[:SAMPLE]), _spark_input(v.footer))
+
+
+def evaluate_gate(table: TableRead) -> GateReport:
+    """The gate's verdict from what was read of a table: its listing, footers, summary files and
+    versions. Spark is not needed."""
+    history = table.history
+    first_file = {v.number: min(spark_order_key(f.rel) for f in v.files) for v in history.versions if v.files}
+    ordered = sorted((v for v in history.versions if v.files), key=lambda v: first_file[v.number])
+    version_of = {f.rel: v.number for v in history.versions for f in v.files}
+
+    unreadable = [Unreadable(u.rel, u.reason) for u in table.scan.unreadable]
+    unreadable += [Unreadable(s.rel, s.why) for s in table.listing.stale_checksums]
+    summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
+    summary_errors: dict[str, str] = {}
+    for s in table.summaries:
+        if isinstance(s, Unreadable):
+            unreadable.append(Unreadable(s.rel, f"summary file: {s.reason}"))
+            summary_errors[s.rel] = s.reason
+        else:
+            summaries[s.rel.rpartition("/")[2]].append((s.rel, _spark_input(s.footer)))
+
+    sources = [_version_source(v) for v in ordered]
+    sources += [_Source(None, 1, (rel,), schema)
+                for name in SUMMARY_FILES for rel, schema in summaries[name]]
+    result = merge_schemas([s.schema for s in sources], "spark-merge")
+    conflicts = [_gate_conflict(c, sources) for c in result.conflicts]
+    merged = _nullable_schema(result.merged) if result.merged is not None and sources else None
+    notes: list[str] = []
+    if not sources:
+        notes.append("no readable footer: Spark cannot infer a schema (UNABLE_TO_INFER_SCHEMA)")
+    if len(conflicts) > 1:
+        notes.append("every conflicting column is listed; Spark's error names only the first")
+    listing = table.listing
+    if listing.partition_columns:
+        notes.append(f"Spark appends the partition column(s) {', '.join(listing.partition_columns)} "
+                     "after the data columns of both schemas")
+    if any(summaries.values()) or summary_errors:
+        notes.append("summary files (_metadata/_common_metadata) are merged after the data files, and "
+                     "without mergeSchema Spark takes its schema from one of them")
+
+    without = _without_merge(listing, ordered, summaries, summary_errors, version_of, unreadable)
+    failures: list[ReadFailure] = []
+    if without.schema is not None:
+        failures += _read_failures("without_merge", without.schema, ordered)
+    if merged is not None:
+        failures += _read_failures("merged", merged, ordered)
+    return GateReport(table.location, len(history.versions), len(listing.files),
+                      tuple(v.number for v in ordered), merged, tuple(conflicts), without, tuple(failures),
+                      tuple(unreadable), listing.partition_columns, tuple(notes))
+
+
+# --- the sides of each conflict ----------------------------------------------------------------
+
+
+def _gate_conflict(c: Conflict, sources: list[_Source]) -> GateConflict:
+    """The conflict with the inputs that bring each side: the right side is every input holding the
+    type of the one that failed the merge; the left side every input merged before it that holds the
+    column (or holds the left type later)."""
+    key, at = c.path.lower(), c.input
+    types = [_nodes(s.schema).get(key) for s in sources]
+    if c.rule.id == SPARK_ILLEGAL.id:
+        right = [i for i, n in enumerate(types) if n is not None and n.raw == c.right]
+        left: list[int] = []
+    else:
+        right = [i for i, n in enumerate(types) if n is not None and n.spark == c.right] or [at]
+        left = [i for i, n in enumerate(types)
+                if n is not None and i not in right and (i < at or n.spark == c.left)]
+    return GateConflict(c.path, c.message, c.rule, _side(c.left, left, sources),
+                        _side(c.right, right, sources))
+
+
+def _side(type_: str, indexes: list[int], sources: list[_Source]) -> Side:
+    chosen = [sources[i] for i in indexes]
+    files = [f for s in chosen for f in s.files]
+    return Side(type_, tuple(sorted(s.version for s in chosen if s.version is not None)),
+                sum(s.count for s in chosen), tuple(files[:SAMPLE]))
+
+
+def _nullable_type(t: DataType) -> DataType:
+    """`DataType.asNullable`: what `spark.read` reports."""
+    if isinstance(t, StructType):
+        return StructType(_nullable_fields(t.fields))
+    if isinstance(t, ListType):
+        return ListType(_nullable_type(t.element), True)
+    if isinstance(t, MapType):
+        return MapType(_nullable_type(t.key), _nullable_type(t.value), True)
+    return t
+
+
+def _nullable_fields(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+    return tuple(Field(f.name, _nullable_type(f.type), True, f.id, f.default_json, f.aliases, f.metadata)
+                 for f in fields)
+
+
+def _nullable_schema(schema: Schema) -> Schema:
+    return Schema(_nullable_fields(schema.fields))
+
+
+# --- the schema without merge ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    path: str
+    parent: str | None  # lower-cased parent path; None at the top level
+    struct_field: bool  # a field of a struct (or the top level), not a list element or map key/value
+    kind: str | None  # struct, list, map; None for a primitive
+    spark: str  # the type as Spark sees it
+    raw: str  # the type as the footer holds it
+
+
+def _nodes(schema: Schema) -> dict[str, _Node]:
+    """Every node of a schema by lower-cased path (Spark matches names case-insensitively)."""
+    out: dict[str, _Node] = {}
+
+    def visit(path: str, t: DataType, parent: str | None, struct_field: bool) -> None:
+        key = path.lower()
+        if key in out:
+            return  # a second spelling of one name: Spark folds it into the first
+        out[key] = _Node(path, parent, struct_field, _kind(t), _spark_text(t), describe(t))
+        for suffix, child, _ in child_nodes(t):
+            visit(path + suffix, child, key, suffix.startswith("."))
+
+    for f in schema.fields:
+        visit(f.name, f.type, None, True)
+    return out
+
+
+def _kind(t: DataType) -> str | None:
+    return {StructType: "struct", ListType: "list", MapType: "map"}.get(type(t))
+
+
+def _spark_text(t: DataType) -> str:
+    """The type spelled as Spark sees it (parquet-and-spark.md §2.4), or why Spark cannot read it."""
+    try:
+        return describe(spark_type(t))
+    except SparkUnreadable as e:
+        return f"{describe(t)} (Spark cannot read it: {e.why})"
+
+
+def _differs(a: _Node, b: _Node) -> bool:
+    """Spark reads the column as another type: another kind, or another primitive type."""
+    if a.kind is not None and b.kind is not None:
+        return a.kind != b.kind
+    return a.spark != b.spark
+
+
+def _without_merge(
+    listing: Listing,
+    ordered: list[SchemaVersion],
+    summaries: dict[str, list[tuple[str, Schema]]],
+    summary_errors: dict[str, str],
+    version_of: dict[str, int],
+    unreadable: list[Unreadable],
+) -> WithoutMerge:
+    """ParquetUtils.inferSchema without mergeSchema: the first `_common_metadata`, else the first
+    `_metadata`, else the first data file, readable or not."""
+    source: SchemaSource
+    schema: Schema | None = None
+    error: str | None = None
+    for name in SUMMARY_PREFERENCE:
+        candidates = sorted([*(rel for rel, _ in summaries[name]),
+                             *(rel for rel in summary_errors if rel.rpartition("/")[2] == name)],
+                            key=spark_order_key)
+        if candidates:
+            from_file, source, version = candidates[0], name, None
+            found = dict(summaries[name]).get(from_file)
+            schema, error = (found, None) if found is not None else (None, summary_errors[from_file])
+            break
+    else:
+        if not listing.files:
+            return WithoutMerge(None, None, None, None, "no data files: Spark cannot infer a schema "
+                                "(UNABLE_TO_INFER_SCHEMA)", (), ())
+        from_file = min((f.rel for f in listing.files), key=spark_order_key)
+        source, version = "data file", version_of.get(from_file)
+        bad = {u.rel: u.reason for u in unreadable}
+        if from_file in bad:
+            error = f"Spark cannot read its footer or data: {bad[from_file]}"
+        elif version is not None:
+            schema = next(_spark_input(v.footer) for v in ordered if v.number == version)
+    if schema is not None:
+        alone = merge_schemas([schema], "spark-merge")  # Spark's view of it; fails on types Spark cannot read
+        schema = _nullable_schema(alone.merged) if alone.merged is not None else None
+        error = None if alone.merged is not None else alone.conflicts[0].message
+    if schema is None:
+        return WithoutMerge(from_file, source, version, None, error, (), ())
+    return WithoutMerge(from_file, source, version, schema, None, _lost(schema, ordered),
+                        _relabelled(schema, ordered))
+
+
+def _lost(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[LostColumn, ...]:
+    """Struct fields some versions hold whose parent the chosen schema has as a struct but which it
+    lacks itself: the read never asks for them. Only the topmost missing field is named."""
+    have = _nodes(chosen)
+    lost: dict[str, tuple[_Node, list[SchemaVersion]]] = {}
+    for v in ordered:
+        for key, node in _nodes(_spark_input(v.footer)).items():
+            if key in have or not node.struct_field:
+                continue
+            if node.parent is None or (node.parent in have and have[node.parent].kind == "struct"):
+                lost.setdefault(key, (node, []))[1].append(v)
+    return tuple(LostColumn(node.path, node.spark, *_versions_files(vs)) for node, vs in lost.values())
+
+
+def _relabelled(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[RelabelledColumn, ...]:
+    """Columns of the chosen schema that some version holds as another type (as Spark sees both)."""
+    have = _nodes(chosen)
+    seen: dict[str, list[tuple[SchemaVersion, _Node]]] = {}
+    for v in ordered:
+        for key, node in _nodes(_spark_input(v.footer)).items():
+            if key in have:
+                seen.setdefault(key, []).append((v, node))
+    out = []
+    for key, node in have.items():
+        holders = seen.get(key, [])
+        if any(_differs(node, n) for _, n in holders):
+            out.append(RelabelledColumn(node.path, node.spark, tuple(
+                VersionType(v.number, n.spark, len(v.files), tuple(f.rel for f in v.files[:SAMPLE]))
+                for v, n in holders)))
+    return tuple(out)
+
+
+def _versions_files(versions: Sequence[SchemaVersion]) -> tuple[tuple[int, ...], int, tuple[str, ...]]:
+    files = [f.rel for v in versions for f in v.files[:SAMPLE]]
+    return (tuple(sorted(v.number for v in versions)), sum(len(v.files) for v in versions),
+            tuple(files[:SAMPLE]))
+
+
+# --- reading every version with one schema -----------------------------------------------------
+
+
+def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVersion]) -> list[ReadFailure]:
+    """Spark's vectorized reader reading each version's files with `reader` (profile spark-read: the
+    file's Parquet types against the requested Spark types)."""
+    out: list[ReadFailure] = []
+    for v in sorted(ordered, key=lambda v: v.number):
+        problems: list[Problem] = errors(can_read(v.footer.schema, reader, "spark-read"))
+        files = tuple(f.rel for f in v.files[:SAMPLE])
+        out += [ReadFailure(which, v.number, len(v.files), files, p.path, p.code, p.message, p.rule)
+                for p in problems]
+    return out
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit's finding: the gate's conflicts
+
+
+def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
+    """SPARK_MERGE_CONFLICT: every column the gate finds Spark's mergeSchema failing on, naming the
+    versions that hold it and how each holds it. The gate's own analysis, so the two agree."""
+    found = []
+    for c in evaluate_gate(table).conflicts:
+        key = c.path.lower()
+        vs = [v for v in table.versions if any(p.lower() == key for p, *_ in walk(v.footer.schema))]
+        found.append(finding(
+            "SPARK_MERGE_CONFLICT",
+            f"spark.read.option('mergeSchema', 'true') fails on this table: {c.message}",
+            vs, c.path, [(f"v{v.number}", _node_text(v.footer, c.path)) for v in vs],
+            rule=f"{c.rule.id} ({c.rule.source})"))
+    return found
+
+
+def _node_text(footer: FooterSchema, path: str) -> str:
+    """How one version holds a node, matched case-insensitively as Spark's merge matches it."""
+    for p, t, _ in walk(footer.schema):
+        if p.lower() == path.lower():
+            return leaf_layouts(footer).get(p) or describe(t)
+    return "absent"

@@ -1,0 +1,139 @@
+"""What the versions on disk show about one column across them: its Parquet layout drifting,
+REQUIRED in some and OPTIONAL in others, names differing only in case, columns older files lack."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TypeVar
+
+from schemaguard.checks.finding import Finding, finding
+from schemaguard.formats.notation import describe
+from schemaguard.lake.history import SchemaVersion, leaf_layouts
+from schemaguard.lake.table import TableRead
+from schemaguard.model import walk
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V", bound=Hashable)
+
+
+def varying(versions: Sequence[SchemaVersion], values: Callable[[SchemaVersion], Iterable[tuple[K, V]]],
+            ) -> dict[K, dict[V, list[SchemaVersion]]]:
+    """Per key (a path, a field id), the versions holding each of its values, for the keys seen
+    with more than one value: a column's layouts, its nullability, the paths of one id."""
+    seen: dict[K, dict[V, list[SchemaVersion]]] = defaultdict(lambda: defaultdict(list))
+    for v in versions:
+        for key, value in values(v):
+            seen[key][value].append(v)
+    return {key: dict(by_value) for key, by_value in seen.items() if len(by_value) > 1}
+
+
+def by_number(groups: Iterable[list[SchemaVersion]]) -> list[SchemaVersion]:
+    """The versions in any of the groups, once each, oldest first."""
+    return sorted({v.number: v for vs in groups for v in vs}.values(), key=lambda v: v.number)
+
+
+def named(versions: Iterable[SchemaVersion]) -> str:
+    return ",".join(f"v{v.number}" for v in versions)
+
+
+def holding(groups: dict[V, list[SchemaVersion]], v: SchemaVersion) -> list[V]:
+    """The values (paths, spellings) whose group holds version `v`."""
+    return [key for key, group in groups.items() if any(g.number == v.number for g in group)]
+
+
+def layout_drift(table: TableRead, _: object = None) -> list[Finding]:
+    """A leaf whose type or Parquet layout (backing, annotation, unit, UTC flag, INT96) differs;
+    a REQUIRED / OPTIONAL difference alone is NULLABILITY_MISMATCH's."""
+    found = []
+    for path, layouts in varying(table.versions, lambda v: leaf_layouts(v.footer).items()).items():
+        vs = by_number(layouts.values())
+        spelled = "; ".join(f"{named(group)}: {layout}" for layout, group in layouts.items())
+        by_version = {v.number: layout for layout, group in layouts.items() for v in group}
+        found.append(finding("LOGICAL_TYPE_DRIFT",
+                             f"`{path}` is stored differently across versions: {spelled}", vs, path,
+                             [(f"v{v.number}", by_version[v.number]) for v in vs]))
+    return found
+
+
+def nullability(table: TableRead, _: object = None) -> list[Finding]:
+    """A node (column, nested field, list element, map value) REQUIRED in some versions and
+    OPTIONAL in others."""
+    flags = varying(table.versions, lambda v: ((p, n) for p, _, n in walk(v.footer.schema)))
+    return [_nullability_finding(path, by_flag[False], by_flag[True]) for path, by_flag in flags.items()]
+
+
+def _nullability_finding(path: str, required: list[SchemaVersion], optional: list[SchemaVersion]) -> Finding:
+    vs = by_number([required, optional])
+    nulls = _top_level_nulls(path, optional)
+    evidence = [(f"v{v.number}", holding({"REQUIRED": required, "OPTIONAL": optional}, v)[0]) for v in vs]
+    held = ""
+    if nulls is not None:
+        evidence.append(("nulls in OPTIONAL files", str(nulls)))
+        held = f" (holding {nulls:,} null(s), by footer statistics)"
+    return finding(
+        "NULLABILITY_MISMATCH",
+        f"`{path}` is REQUIRED in {named(required)} and OPTIONAL in {named(optional)}{held}: Spark "
+        "reads every Parquet column as nullable, so Spark reads are unaffected; a reader declaring it "
+        "not null (Delta reading with forbidTightenNullability, an Iceberg required field) rejects the "
+        "OPTIONAL files, and Delta refuses nulls written into a NOT NULL column",
+        vs, path, evidence)
+
+
+def _top_level_nulls(path: str, versions: list[SchemaVersion]) -> int | None:
+    """Null values of a top-level leaf over the versions' files, from footer statistics; None when
+    unknown or nested (a nested leaf's null count also counts its parents' nulls and empty lists)."""
+    total = 0
+    for v in versions:
+        index = next((i for i, c in enumerate(v.footer.columns) if c.parquet_path == (path,)), None)
+        if index is None:
+            return None
+        for f in v.files:
+            nulls = f.stats[index].null_count
+            if nulls is None:
+                return None
+            total += nulls
+    return total
+
+
+def case_only(table: TableRead, _: object = None) -> list[Finding]:
+    """Names that differ only in case across versions (within one version they are another
+    problem: Spark refuses duplicate columns)."""
+    if len(table.versions) < 2:
+        return []
+    found = []
+    spellings = varying(table.versions, lambda v: ((p.lower(), p) for p, *_ in walk(v.footer.schema)))
+    for names in spellings.values():
+        vs = by_number(names.values())
+        evidence = [(f"v{v.number}", ", ".join(holding(names, v))) for v in vs]
+        found.append(finding(
+            "CASE_ONLY_NAME_DIFFERENCE",
+            f"{' / '.join(sorted(names))} differ only in case: Spark's mergeSchema (caseSensitive=false) "
+            "folds them into one column named as in the first file; case-sensitive readers see two",
+            vs, sorted(names)[0], evidence))
+    return found
+
+
+def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
+    """Columns of the newest version that older files lack: readers fill them with null/defaults."""
+    versions = table.versions
+    if len(versions) < 2:
+        return []
+    newest = versions[-1]
+    found = []
+    for path, t, _ in walk(newest.footer.schema):
+        if "." in path or "[" in path or "{" in path:
+            continue  # nested fields are reported with their top-level column
+        lacking = [v for v in versions[:-1] if path not in {p for p, *_ in walk(v.footer.schema)}]
+        if not lacking:
+            continue
+        files = sum(len(v.files) for v in lacking)
+        rows = sum(v.rows for v in lacking)
+        evidence = [(f"v{v.number}", "absent") for v in lacking]
+        evidence += [(f"v{newest.number}", leaf_layouts(newest.footer).get(path) or describe(t)),
+                     ("rows without it", str(rows))]
+        found.append(finding(
+            "COLUMN_MISSING_IN_OLD_FILES",
+            f"`{path}` is absent from {files} older file(s) ({rows:,} rows): readers fill it with "
+            "null or their default", lacking, path, evidence))
+    return found

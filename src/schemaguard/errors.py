@@ -1,0 +1,17 @@
+"""The one error class the command line turns into a one-line message and exit code 2.
+
+Every stage raises a subclass of `UsageError` for bad input (a missing table, an invalid schema
+file, a bad configuration key), so `cli.main` catches one class without importing the stages.
+"""
+
+
+class UsageError(Exception):
+    """Bad input or usage: the message is one line naming the place and the problem."""
+
+
+def first_line(e: BaseException) -> str:
+    """An error as one printable line: its first line, at most 300 characters, control characters
+    (corrupt footers put raw bytes into messages) shown as \\xNN; a KeyError names the key."""
+    text = f"missing key {e}" if isinstance(e, KeyError) else str(e).strip() or type(e).__name__
+    line = text.splitlines()[0][:300]
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)

@@ -1,0 +1,86 @@
+"""The report folder: every file format of one run written into `<directory>/<run_id>/` at once.
+The only part of `report/` that writes files; the formats themselves are pure functions of the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from schemaguard.checks.run import AuditRun
+from schemaguard.report.html import to_html
+from schemaguard.report.json import to_json
+from schemaguard.report.junit import to_junit
+from schemaguard.report.markdown import to_markdown
+from schemaguard.report.sarif import to_sarif
+
+FILE_NAMES = {"json": "report.json", "markdown": "report.md", "html": "report.html",
+              "junit": "junit.xml", "sarif": "report.sarif"}
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # it names the report's folder
+
+
+def render_file(run: AuditRun, fmt: str) -> str:
+    """One file format as the text written to disk."""
+    if fmt == "json":
+        return json.dumps(to_json(run), indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "markdown":
+        return to_markdown(run)
+    if fmt == "html":
+        return to_html(run)
+    if fmt == "junit":
+        return to_junit(run)
+    if fmt == "sarif":
+        return json.dumps(to_sarif(run), indent=2, ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(['terminal', *FILE_NAMES])})")
+
+
+def write_reports(run: AuditRun, directory: Path, formats: Sequence[str]) -> dict[str, Path]:
+    """Every file format in `formats` into `directory/<run_id>/`, all or nothing: the files are written
+    into a temporary sibling folder that is renamed into place at the end, so a crash leaves no
+    half-written report, and a rerun with the same run id replaces the folder whole. `terminal` is
+    printed, not written, and is skipped here."""
+    if not RUN_ID.fullmatch(run.run_id):
+        raise ValueError(f"run id {run.run_id!r} cannot name a folder (letters, digits, . _ -)")
+    wanted = [f for f in dict.fromkeys(formats) if f != "terminal"]
+    texts = {f: render_file(run, f) for f in wanted}  # every renderer runs before anything touches the disk
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / run.run_id
+    staging = Path(tempfile.mkdtemp(prefix=f".{run.run_id}.", suffix=".tmp", dir=directory))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes it private; a report is for CI artifacts and people
+    try:
+        for fmt, text in texts.items():
+            with open(staging / FILE_NAMES[fmt], "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+        _swap_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {fmt: target / FILE_NAMES[fmt] for fmt in texts}
+
+
+def _swap_into_place(staging: Path, target: Path) -> None:
+    """Rename `staging` to `target`; an existing `target` (a rerun) is moved aside first, then removed."""
+    for _ in range(5):  # a concurrent writer may put its folder in place between our two renames
+        try:
+            os.rename(staging, target)
+            return
+        except OSError:
+            if not target.exists():
+                raise
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        try:
+            os.rename(target, old / "report")
+        except FileNotFoundError:
+            pass  # another writer moved it first
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    raise OSError(f"could not put the report folder {target} in place: other writers keep replacing it")

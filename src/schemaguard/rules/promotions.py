@@ -1,0 +1,176 @@
+"""Type promotions: the type changes each reader accepts, one cited table per reader.
+
+Each row is a `Promotion`: the rule it comes from (`shared/reference/compat-rules.md` §1 Avro,
+§3 Iceberg, §4 Delta, §5 Spark; `parquet-and-spark.md` §2.5 read-time conversions) and a test on
+the writer's and the reader's type. The read profiles (rules/read.py) and Delta's merge
+(rules/merge.py) look their promotions up here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schemaguard.base import CR, PS, Options, Rule
+from schemaguard.model import (
+    BinaryType,
+    DataType,
+    DateType,
+    DecimalType,
+    FloatType,
+    Int96Type,
+    IntType,
+    JsonType,
+    StringType,
+    TimestampType,
+    TimeType,
+    UuidType,
+)
+
+Test = Callable[[DataType, DataType, Options], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """A type change W -> R the reader accepts (when `test(w, r, options)` holds); both types
+    as the reader sees them (`Table.view`)."""
+
+    rule: Rule
+    test: Test
+    warning: str | None = None  # accepted, but silently changes meaning: say so
+    raw: bool = False  # test the writer's own type, not the reader's view of it (physical matters)
+
+
+# ---------------------------------------------------------------------------------------------
+# Type predicates the tables are written in
+
+
+def _int_bits(t: DataType) -> int | None:
+    return t.bits if isinstance(t, IntType) and t.signed else None
+
+
+def _int32_read(w: DataType, r: DataType) -> bool:
+    """Parquet INT32 integers (any sign) read as byte, short, int, bigint or double; UINT32 values
+    do not fit an int, so Spark reads those only as bigint or double."""
+    if not (isinstance(w, IntType) and w.bits <= 32):
+        return False
+    if w.bits == 32 and not w.signed:
+        return r in (IntType(64), FloatType(64))
+    return r in (IntType(8), IntType(16), IntType(32), IntType(64), FloatType(64))
+
+
+def _decimal_widens(w: object, r: object) -> bool:
+    """decimal(p,s) -> decimal(p',s') losing neither scale nor integer digits."""
+    return (isinstance(w, DecimalType) and isinstance(r, DecimalType)
+            and r.scale >= w.scale and r.precision - r.scale >= w.precision - w.scale)
+
+
+def _same_scale_wider(w: object, r: object) -> bool:
+    return (isinstance(w, DecimalType) and isinstance(r, DecimalType)
+            and r.scale == w.scale and r.precision >= w.precision)
+
+
+def _is(kind: type, *more: type) -> Callable[[DataType], bool]:
+    kinds = (kind, *more)
+    return lambda t: isinstance(t, kinds)
+
+
+_is_timestamp = _is(TimestampType, Int96Type)
+
+
+# ---------------------------------------------------------------------------------------------
+# How Avro sees a type before comparing (Spark's Parquet converter is base.spark_view)
+
+
+def avro_view(t: DataType) -> DataType:
+    """Avro's check ignores logical types: only the underlying Avro type counts
+    (compat-rules.md §1, "Logical types ... ignored")."""
+    if isinstance(t, IntType):
+        return IntType(64) if t.bits == 64 else IntType(32)
+    if isinstance(t, DecimalType):
+        return BinaryType()
+    if isinstance(t, DateType) or (isinstance(t, TimeType) and t.unit == "ms"):
+        return IntType(32)
+    if isinstance(t, TimeType | TimestampType):
+        return IntType(64)
+    if isinstance(t, UuidType | JsonType):
+        return StringType()
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# The tables. Rule ids are stable: tests and reports cite them.
+
+
+
+AVRO_PROMOTIONS = (
+    Promotion(Rule("avro.promote.int-long", "int -> long, float, double", f"{CR} §1 primitive promotions"),
+              lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(32), FloatType(64))),
+    Promotion(Rule("avro.promote.long-float", "long -> float, double", f"{CR} §1 primitive promotions"),
+              lambda w, r, o: w == IntType(64) and r in (FloatType(32), FloatType(64))),
+    Promotion(Rule("avro.promote.float-double", "float -> double", f"{CR} §1 primitive promotions"),
+              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
+    Promotion(Rule("avro.promote.string-bytes", "string <-> bytes", f"{CR} §1 primitive promotions"),
+              lambda w, r, o: {type(w), type(r)} == {StringType, BinaryType}),
+)
+
+SPARK_READ_PROMOTIONS = (
+    Promotion(Rule("spark-read.int32-family", "INT32 integers read as byte, short, int, bigint or double",
+                   f"{PS} §2.5 (INT32 -> int, bigint, double, byte/short); {CR} §5 short<->int, int->long"),
+              lambda w, r, o: _int32_read(w, r), raw=True),
+    Promotion(Rule("spark-read.int-decimal", "signed integers read as a decimal with enough integer "
+                   "digits (>= 10 for INT32, >= 20 for INT64); not unsigned ones",
+                   f"{CR} §5 ParquetTypeWideningSuite; {PS} §2.5 (UINT32 -> bigint only)"),
+              lambda w, r, o: isinstance(r, DecimalType) and isinstance(w, IntType) and w.signed
+              and r.precision - r.scale >= (20 if w.bits == 64 else 10), raw=True),
+    Promotion(Rule("spark-read.float-double", "FLOAT read as double", f"{PS} §2.5"),
+              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
+    Promotion(Rule("spark-read.date-ntz", "DATE read as timestamp_ntz (not as timestamp)", f"{CR} §5"),
+              lambda w, r, o: isinstance(w, DateType) and r == TimestampType("us", False)),
+    Promotion(Rule("spark-read.decimal-widen", "decimal read wider, losing neither scale nor integer "
+                   "digits", f"{CR} §5; {PS} §2.5 (vectorized reader)"),
+              lambda w, r, o: _decimal_widens(w, r)),
+    Promotion(Rule("spark-read.timestamp-relabel", "INT64/INT96 timestamps read as timestamp or "
+                   "timestamp_ntz: the UTC flag is not checked", f"{PS} §2.5, §2.6 (ts UTC vs NTZ)"),
+              lambda w, r, o: _is_timestamp(w) and isinstance(r, TimestampType),
+              warning="values are silently re-labelled between instant and local time"),
+    Promotion(Rule("spark-read.binary-string", "BYTE_ARRAY read as string or binary", f"{PS} §2.5, "
+                   "§2.6 (string vs binary)"),
+              lambda w, r, o: isinstance(w, StringType | BinaryType)
+              and isinstance(r, StringType | BinaryType),
+              warning="bytes are silently re-labelled between string and binary"),
+)
+
+# Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").
+DELTA_WIDENING = (
+    Promotion(Rule("delta.widen.integer", "byte -> short -> int -> long", f"{CR} §4 type widening"),
+              lambda w, r, o: (_int_bits(w) or 99) < (_int_bits(r) or 0)),
+    Promotion(Rule("delta.widen.float-double", "float -> double", f"{CR} §4 type widening"),
+              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
+    Promotion(Rule("delta.widen.int-double", "byte/short/int -> double (not under UniForm)",
+                   f"{CR} §4 type widening"),
+              lambda w, r, o: not o.uniform and (_int_bits(w) or 99) <= 32 and r == FloatType(64)),
+    Promotion(Rule("delta.widen.date-ntz", "date -> timestamp_ntz (not under UniForm)", f"{CR} §4"),
+              lambda w, r, o: not o.uniform and isinstance(w, DateType)
+              and isinstance(r, TimestampType) and not r.utc),
+    Promotion(Rule("delta.widen.decimal", "decimal(p,s) -> decimal(p+k1, s+k2), k1 >= k2 >= 0 "
+                   "(UniForm: scale must stay)", f"{CR} §4 type widening"),
+              lambda w, r, o: _decimal_widens(w, r) and (not o.uniform or _same_scale_wider(w, r))),
+    Promotion(Rule("delta.widen.int-decimal", "byte/short/int -> decimal(10+k1,k2), long -> "
+                   "decimal(20+k1,k2) (not under UniForm)", f"{CR} §4 type widening"),
+              lambda w, r, o: not o.uniform and isinstance(r, DecimalType) and isinstance(w, IntType)
+              and w.signed and r.precision - r.scale >= (20 if w.bits == 64 else 10)),
+)
+
+ICEBERG_PROMOTIONS = (
+    Promotion(Rule("iceberg.promote.int-long", "int -> long", f"{CR} §3 TypeUtil.isPromotionAllowed"),
+              lambda w, r, o: w == IntType(32) and r == IntType(64)),
+    Promotion(Rule("iceberg.promote.float-double", "float -> double", f"{CR} §3"),
+              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
+    Promotion(Rule("iceberg.promote.decimal", "decimal(P,S) -> decimal(P',S), P' >= P", f"{CR} §3"),
+              lambda w, r, o: _same_scale_wider(w, r)),
+    Promotion(Rule("iceberg.v3.date-timestamp", "date -> timestamp without zone (spec v3+)",
+                   f"{CR} §3 (spec v3; TypeUtil at HEAD does not implement it)"),
+              lambda w, r, o: o.iceberg_version >= 3 and isinstance(w, DateType)
+              and isinstance(r, TimestampType) and not r.utc),
+)

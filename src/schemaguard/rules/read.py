@@ -1,0 +1,240 @@
+"""Read profiles: can a reader with schema R read data written with schema W?
+
+One walk pairs fields (rules/identity.py) and asks the profile's rule table about each
+difference. Every read profile's identity, type view, promotions (rules/promotions.py),
+missing-field, nullability and enum rules live in one `Table` below, each row citing its source
+in `shared/reference/`: `compat-rules.md` (§1 Avro, §3 Iceberg, §4 Delta, §5 Spark) and
+`parquet-and-spark.md` (§2.4 Parquet->Spark types, §2.5 read-time conversions, §2.6 trap matrix).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, Rule, spark_view
+from schemaguard.formats.notation import describe
+from schemaguard.model import (
+    DataType,
+    EnumType,
+    Field,
+    FixedType,
+    Identity,
+    ListType,
+    MapType,
+    Schema,
+    StructType,
+)
+from schemaguard.rules.identity import Pair, match_fields
+from schemaguard.rules.promotions import (
+    AVRO_PROMOTIONS,
+    DELTA_WIDENING,
+    ICEBERG_PROMOTIONS,
+    SPARK_READ_PROMOTIONS,
+    Promotion,
+    avro_view,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One profile's rules."""
+
+    identity: Rule  # which identity, and why
+    default_identity: Identity
+    aliases: bool  # do the reader's aliases count?
+    view: Callable[[DataType], DataType | str]  # how the reader sees a type first
+    promotions: tuple[Promotion, ...]
+    missing: Rule  # reader field absent in the data
+    missing_ok: Callable[[Field, Options], bool]
+    tighten: Rule  # data may hold nulls, reader says not null
+    tighten_ok: bool
+    enums: Rule  # how enum symbols are checked
+    enum_symbols_checked: bool
+    promotions_need_type_widening: bool = False  # Delta: only with the type-widening feature
+    fixed_size_checked: bool = False  # Avro: fixed types must have the same size
+
+
+AVRO = Table(
+    identity=Rule("avro.identity", "by name, plus the reader's aliases", f"{CR} §1 Identity"),
+    default_identity="name", aliases=True, view=avro_view, promotions=AVRO_PROMOTIONS,
+    missing=Rule("avro.missing-default", "a reader field absent from the data needs a default",
+                 f"{CR} §1 READER_FIELD_MISSING_DEFAULT_VALUE"),
+    missing_ok=lambda f, o: f.has_default,
+    tighten=Rule("avro.tighten", "a nullable writer (union with null) cannot be read by a "
+                 "non-null reader", f"{CR} §1 nullability tightened"), tighten_ok=False,
+    enums=Rule("avro.enum", "every writer symbol must be a reader symbol unless the reader enum "
+               "has a default", f"{CR} §1 MISSING_ENUM_SYMBOLS"), enum_symbols_checked=True,
+    fixed_size_checked=True,
+)
+
+SPARK_READ = Table(
+    identity=Rule("spark.identity", "by name, case-insensitive unless spark.sql.caseSensitive; by "
+                  "field id when spark.sql.parquet.fieldId.read.enabled", f"{PS} §2.7; {CR} §5"),
+    default_identity="name-ci", aliases=False, view=spark_view,
+    promotions=SPARK_READ_PROMOTIONS,
+    missing=Rule("spark-read.missing", "a column absent from a file reads as null", f"{PS} §2.6 "
+                 "(extra column in file B)"), missing_ok=lambda f, o: True,
+    tighten=Rule("spark-read.nullability", "Spark reads every Parquet column as nullable",
+                 f"{PS} §2.5"), tighten_ok=True,
+    enums=Rule("spark-read.enum", "enums are strings to Spark: symbols are invisible", f"{CR} §5"),
+    enum_symbols_checked=False,
+)
+
+DELTA_READ = Table(
+    identity=Rule("delta.identity", "column mapping none: by name, case-insensitive; name/id: by "
+                  "the column-mapping id", f"{CR} §4 Column mapping"),
+    default_identity="name-ci", aliases=False, view=spark_view, promotions=DELTA_WIDENING,
+    missing=Rule("delta-read.missing", "an added column (nullable or not) reads as null in old "
+                 "files", f"{CR} §4 isReadCompatible"), missing_ok=lambda f, o: True,
+    tighten=Rule("delta-read.tighten", "forbidTightenNullability: data that may hold nulls cannot "
+                 "be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,
+    enums=Rule("delta-read.enum", "enums are strings to Delta", f"{CR} 'Where the references "
+               "disagree'"), enum_symbols_checked=False, promotions_need_type_widening=True,
+)
+
+ICEBERG = Table(
+    identity=Rule("iceberg.identity", "by field id; names are ignored", f"{CR} §3 Identity"),
+    default_identity="id", aliases=False, view=lambda t: t, promotions=ICEBERG_PROMOTIONS,
+    missing=Rule("iceberg.missing", "an added optional field reads as null; a required one is "
+                 "an error (v3: allowed with an initial-default)", f"{CR} §3"),
+    missing_ok=lambda f, o: f.nullable or (o.iceberg_version >= 3 and f.has_default),
+    tighten=Rule("iceberg.tighten", "optional -> required is not readable", f"{CR} §3"),
+    tighten_ok=False,
+    enums=Rule("iceberg.enum", "Iceberg has no enum type: enums are strings", f"{CR} 'Where the "
+               "references disagree'"), enum_symbols_checked=False,
+)
+
+POSITIONAL = Table(
+    identity=Rule("positional.identity", "the i-th column of the data is the i-th column of the "
+                  "reader, whatever its name", "DESIGN.md Reader profile (positional)"),
+    default_identity="position", aliases=False, view=spark_view,
+    promotions=SPARK_READ_PROMOTIONS,
+    missing=Rule("positional.missing", "a reader column past the data's last column reads as "
+                 "null", "DESIGN.md Reader profile (positional)"), missing_ok=lambda f, o: True,
+    tighten=Rule("positional.nullability", "positional readers do not check nullability",
+                 "DESIGN.md Reader profile (positional)"), tighten_ok=True,
+    enums=Rule("positional.enum", "enums are strings", "DESIGN.md"), enum_symbols_checked=False,
+)
+
+TYPE_MISMATCH = Rule("type-mismatch", "no rule of this profile reads this type as that one",
+                     "the profile's promotion table")
+SHAPE = Rule("shape-mismatch", "a struct, list, map or primitive cannot be read as another kind",
+             f"{CR} §1 TYPE_MISMATCH; §3 'cannot be read as a struct/list/map'")
+ENUM_DEFAULT = Rule("avro.enum-default", "unknown symbols decode as the reader enum's default",
+                    f"{CR} §1 enum with default")
+FIXED_SIZE = Rule("avro.fixed-size", "fixed sizes must be equal", f"{CR} §1 FIXED_SIZE_MISMATCH")
+POSITION_NAME = Rule("positional.name", "the data's column at this position has another name: a "
+                     "positional reader binds it anyway", "DESIGN.md Reader profile (positional)")
+
+
+def read_problems(writer: Schema, reader: Schema, table: Table, options: Options) -> list[Problem]:
+    """Every problem a reader with `reader` and rule table `table` meets on data written with `writer`."""
+    return _struct(writer.fields, reader.fields, "", table, options)
+
+
+def _struct(w: tuple[Field, ...], r: tuple[Field, ...], path: str, table: Table, o: Options) -> list[Problem]:
+    identity = o.identity or table.default_identity
+    problems: list[Problem] = []
+    pairs = (_avro_pairs(w, r) if table.aliases and identity == "name"
+             else match_fields(w, r, identity, aliases=table.aliases))
+    for pair in pairs:
+        wf, rf = pair.writer, pair.reader
+        if rf is None:
+            continue  # data the reader does not ask for is skipped by every reader here
+        here = f"{path}.{rf.name}" if path else rf.name
+        if wf is None:
+            if not table.missing_ok(rf, o):
+                problems.append(Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data "
+                                        f"and {table.missing.text}", table.missing))
+            continue
+        if identity == "position" and wf.name != rf.name:
+            problems.append(Problem(here, "POSITION_NAME_MISMATCH", f"the data's column at this "
+                                    f"position is `{wf.name}`, read as `{rf.name}`", POSITION_NAME,
+                                    "warning"))
+        problems += _nullability(wf.nullable, rf.nullable, here, "field", table)
+        problems += _type(wf.type, rf.type, here, table, o)
+    return problems
+
+
+def _avro_pairs(w: tuple[Field, ...], r: tuple[Field, ...]) -> list[Pair]:
+    """Avro's `lookupWriterField`: each reader field on its own takes the writer field with its name,
+    else the one named by its first alias (in the reader's order) that names one. A writer field may
+    feed several reader fields; unmatched writer fields are skipped (compat-rules.md §1 Identity;
+    SchemaCompatibility.lookupWriterField, avro-python compatibility.lookup_writer_field)."""
+    by_name = {f.name: f for f in w}
+    pairs: list[Pair] = []
+    for rf in r:
+        if rf.name in by_name:
+            pairs.append(Pair(by_name[rf.name], rf, "name"))
+            continue
+        hit = next((by_name[a] for a in rf.aliases if a in by_name), None)
+        pairs.append(Pair(hit, rf, "alias" if hit is not None else None))
+    return pairs
+
+
+def _nullability(w_null: bool, r_null: bool, path: str, what: str, table: Table) -> list[Problem]:
+    if w_null and not r_null and not table.tighten_ok:
+        return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
+                        f"but the reader requires a value: {table.tighten.text}", table.tighten)]
+    return []
+
+
+def _type(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
+    if isinstance(w, StructType) and isinstance(r, StructType):
+        return _struct(w.fields, r.fields, path, table, o)
+    if isinstance(w, ListType) and isinstance(r, ListType):
+        elem = path + "[]"
+        return (_nullability(w.element_nullable, r.element_nullable, elem, "list element", table)
+                + _type(w.element, r.element, elem, table, o))
+    if isinstance(w, MapType) and isinstance(r, MapType):
+        return (_type(w.key, r.key, path + "{key}", table, o)
+                + _nullability(w.value_nullable, r.value_nullable, path + "{value}", "map value", table)
+                + _type(w.value, r.value, path + "{value}", table, o))
+    nested = (StructType, ListType, MapType)
+    if isinstance(w, nested) or isinstance(r, nested):
+        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
+                        f"{describe(r)} to the reader: {SHAPE.text}", SHAPE)]
+    if isinstance(w, EnumType) and isinstance(r, EnumType) and table.enum_symbols_checked:
+        return _enum(w, r, path, table)
+    return _primitive(w, r, path, table, o)
+
+
+def _enum(w: EnumType, r: EnumType, path: str, table: Table) -> list[Problem]:
+    missing = [s for s in w.symbols if s not in r.symbols]
+    if not missing:
+        return []
+    if r.default is not None:
+        return [Problem(path, "ENUM_DEFAULT_USED", f"`{path}`: {missing} decode as "
+                        f"{r.default!r}", ENUM_DEFAULT, "info")]
+    return [Problem(path, "MISSING_ENUM_SYMBOLS", f"`{path}`: the data may hold {missing}, which "
+                    f"the reader's enum lacks and it has no default: {table.enums.text}", table.enums)]
+
+
+def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
+    wv, rv = table.view(w), table.view(r)
+    if isinstance(wv, str):
+        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is {describe(w)} in the data: {wv}",
+                        SPARK_ILLEGAL)]
+    if isinstance(rv, str):
+        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is declared {describe(r)}: {rv}",
+                        SPARK_ILLEGAL)]
+    if table.fixed_size_checked and isinstance(wv, FixedType) and isinstance(rv, FixedType) and wv != rv:
+        return [Problem(path, "FIXED_SIZE_MISMATCH", f"`{path}`: fixed({wv.length}) read as "
+                        f"fixed({rv.length})", FIXED_SIZE)]
+    if wv == rv:
+        return []
+    promotions = table.promotions
+    if table.promotions_need_type_widening and not o.type_widening:
+        promotions = ()
+    for p in promotions:
+        if p.test(w if p.raw else wv, rv, o):
+            if p.warning:
+                return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
+                                f"{describe(r)}: {p.warning}", p.rule, "warning")]
+            return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
+                            f"{p.rule.text}", p.rule, "info")]
+    if isinstance(w, EnumType) and isinstance(r, EnumType):
+        return []  # symbols are invisible to this reader (enums are strings)
+    return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
+                    f"{describe(r)} to the reader: {TYPE_MISMATCH.text}", TYPE_MISMATCH)]

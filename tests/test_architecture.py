@@ -1,0 +1,87 @@
+"""The package's shape, read from its source with `ast`: one stage per folder, dependencies
+pointing one way (sources -> lake -> formats -> history -> rules -> checks -> report, DESIGN.md),
+no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), and every
+module importable on its own in dependency order."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "schemaguard"
+
+# What each stage may import from the package (besides itself). Top-level modules not named here
+# (cli, audit, config, sources, spark, demo, the package itself) are entry points: they may import
+# any stage, and no stage imports them, except `report.catalog` reading `config`'s catalog section.
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "model": set(),
+    "base": {"model"},
+    "formats": {"errors", "model", "base"},
+    "lake": {"errors", "model", "base", "formats"},
+    "rules": {"errors", "model", "base", "formats"},
+    "checks": {"errors", "model", "base", "formats", "lake", "rules"},
+    "report": {"errors", "model", "base", "formats", "checks", "config", "schemaguard"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path) -> set[str]:
+    """Every schemaguard module a file imports, wherever the import statement is."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "schemaguard"}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "schemaguard":
+            for alias in node.names:  # `from schemaguard.report import json` imports a module
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if (PACKAGE.parent / Path(*sub.split("."))).with_suffix(".py").exists()
+                          or (PACKAGE.parent / Path(*sub.split("."))).is_dir() else node.module)
+    return found
+
+
+MODULES = {module_name(p): imported(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def stage(module: str) -> str:
+    """`schemaguard.checks.gate` -> `checks`; the package itself -> `schemaguard`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "schemaguard"
+
+
+def graph() -> dict[str, set[str]]:
+    """Each module's dependencies, a package import counting as its `__init__`."""
+    return {m: {d for d in deps if d in MODULES and d != m} for m, deps in MODULES.items()}
+
+
+def test_no_import_circle() -> None:
+    try:
+        list(TopologicalSorter(graph()).static_order())
+    except CycleError as e:
+        pytest.fail(f"import circle: {' -> '.join(e.args[1])}")
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_each_stage_imports_only_the_stages_before_it(layer: str) -> None:
+    wrong = sorted(f"{m} imports {d}" for m, deps in MODULES.items() if stage(m) == layer
+                   for d in deps if stage(d) not in ALLOWED[layer] | {layer})
+    assert not wrong
+
+
+def test_report_imports_nothing_from_rules_or_lake() -> None:
+    report = {m: deps for m, deps in MODULES.items() if stage(m) == "report"}
+    assert report  # the stage exists
+    assert not {d for deps in report.values() for d in deps if stage(d) in ("rules", "lake")}
+
+
+def test_every_module_imports_on_its_own_in_dependency_order() -> None:
+    for module in TopologicalSorter(graph()).static_order():
+        importlib.import_module(module)
