@@ -358,10 +358,10 @@ class _CaseInsensitiveDiff(PartnerVisitor[_Pair, Names, Names]):
     def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: Names) -> Names:
         return [*type_result, f"field {paths.writer} -> {paths.reader}"]
 
-    def writer_only(self, writer: Field, paths: Paths) -> Names:
+    def writer_only(self, writer: Field, pair: _Pair, paths: Paths) -> Names:
         return [f"dropped {paths.writer}"]
 
-    def reader_only(self, reader: Field, paths: Paths) -> Names:
+    def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> Names:
         return [f"added {paths.reader}"]
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths, fields: Sequence[Names]) -> Names:

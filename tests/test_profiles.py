@@ -127,6 +127,11 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     # table (reader) int64, data (writer) int32: narrower data fails even with widening
     ("delta-merge", Options(type_widening=True), one("int32"), one("int64"), {("delta-merge.type", "error")}),
     ("delta-merge", Options(type_widening=True), one("int64"), one("int32"), set()),
+    # a timestamp_ntz column added to a table without one needs the timestampNtz feature (observed)
+    ("delta-merge", Options(), schema_from_notation({"fields": [
+        {"name": "c", "type": "int8"}, {"name": "d", "type": "timestamp_us_local"}]}), one("int8"),
+     {("delta-merge.timestamp-ntz", "error")}),
+    ("delta-merge", Options(), one("timestamp_us_local"), one("timestamp_us_local"), set()),
 ]
 
 # Rows that describe how fields are matched rather than a verdict: covered by the identity tests.
@@ -242,6 +247,17 @@ def test_pairs_follow_the_registry() -> None:
     assert pairs(3, Mode.FORWARD) == [(4, 3)]
     assert pairs(2, Mode.FULL_TRANSITIVE) == [(2, 3), (3, 2), (1, 3), (3, 1)]
     assert pairs(0, Mode.FULL) == []
+
+
+@pytest.mark.parametrize("widening", [False, True])
+def test_delta_merge_of_byte_short_int_takes_the_wider(widening: bool) -> None:
+    # Observed on Delta 4.4.0 (probed for every pair of byte/short/int/long): without type widening
+    # a byte table appended short data becomes smallint, a short table with int data int; narrower
+    # data leaves the table's type.
+    for table, data, merged in (("int8", "int16", "int16"), ("int16", "int32", "int32"),
+                                ("int32", "int8", "int32"), ("int16", "int8", "int16")):
+        result = merge_schemas([one(table), one(data)], "delta-merge", Options(type_widening=widening))
+        assert result.merged == one(merged), (table, data)
 
 
 def test_merge_keeps_order_and_ors_nullability() -> None:

@@ -5,7 +5,7 @@ them imports another to name a type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from schemaguard.model import (
@@ -19,14 +19,14 @@ from schemaguard.model import (
     Int96Type,
     IntType,
     JsonType,
-    ListType,
-    MapType,
+    PrimitiveType,
     Schema,
+    SchemaTransform,
     StringType,
-    StructType,
     TimestampType,
     TimeType,
     UuidType,
+    transform,
 )
 
 Severity = Literal["info", "warning", "error"]  # info: a rule that allowed a difference
@@ -81,11 +81,6 @@ class Options:
     identity: Identity | None = None  # None: the profile's own default
 
 
-def join(parent: str, name: str) -> str:
-    """The path of field `name` inside the node at `parent` (the top level is "")."""
-    return f"{parent}.{name}" if parent else name
-
-
 def errors(problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.severity == "error"]
 
@@ -137,24 +132,23 @@ class SparkUnreadable(Exception):
         self.path, self.type, self.why = path, type_, why
 
 
+class _SparkView(SchemaTransform):
+    def primitive(self, t: PrimitiveType | EnumType, path: str) -> DataType:
+        view = spark_view(t)
+        if isinstance(view, str):
+            raise SparkUnreadable(path, t, view)
+        return view
+
+    def enum(self, t: EnumType, path: str) -> DataType:
+        return self.primitive(t, path)
+
+
 def spark_type(t: DataType, path: str = "") -> DataType:
     """A type as Spark's Parquet converter sees it, every node through `spark_view`; raises
     `SparkUnreadable` for the first node Spark cannot read (parquet-and-spark.md §2.4)."""
-    if isinstance(t, StructType):
-        return StructType(tuple(replace(f, type=spark_type(f.type, join(path, f.name))) for f in t.fields))
-    if isinstance(t, ListType):
-        return ListType(spark_type(t.element, path + "[]"), t.element_nullable)
-    if isinstance(t, MapType):
-        return MapType(spark_type(t.key, path + "{key}"), spark_type(t.value, path + "{value}"),
-                       t.value_nullable)
-    view = spark_view(t)
-    if isinstance(view, str):
-        raise SparkUnreadable(path, t, view)
-    return view
+    return transform(t, _SparkView(), path)
 
 
 def spark_schema(schema: Schema) -> Schema:
     """A schema as Spark sees its Parquet columns (see `spark_type`)."""
-    struct = spark_type(StructType(schema.fields))
-    assert isinstance(struct, StructType)
-    return Schema(struct.fields)
+    return transform(schema, _SparkView())

@@ -185,7 +185,8 @@ Leaf = PrimitiveType | EnumType  # the types without children
 Container = StructType | ListType | MapType  # the types with children
 
 
-def _join(parent: str, name: str) -> str:
+def join(parent: str, name: str) -> str:
+    """The path of field `name` inside the node at `parent` (the top level is "")."""
     return f"{parent}.{name}" if parent else name
 
 
@@ -223,7 +224,7 @@ def visit(node: Schema | DataType, visitor: SchemaVisitor[T, F], path: str = "")
 
 
 def _visit_fields(fields: tuple[Field, ...], parent: str, v: SchemaVisitor[T, F]) -> list[F]:
-    return [_visit_field(f, _join(parent, f.name), v) for f in fields]
+    return [_visit_field(f, join(parent, f.name), v) for f in fields]
 
 
 def _visit_field(f: Field, path: str, v: SchemaVisitor[T, F]) -> F:
@@ -308,7 +309,7 @@ class Paths(NamedTuple):
     reader: str
 
     def field(self, writer_name: str, reader_name: str) -> Paths:
-        return Paths(_join(self.writer, writer_name), _join(self.reader, reader_name))
+        return Paths(join(self.writer, writer_name), join(self.reader, reader_name))
 
     def child(self, suffix: str) -> Paths:
         return Paths(self.writer + suffix, self.reader + suffix)
@@ -333,10 +334,10 @@ class PartnerVisitor(ABC, Generic[P, T, F]):
     def field(self, writer: Field, reader: Field, pair: P, paths: Paths, type_result: T) -> F: ...
 
     @abstractmethod
-    def writer_only(self, writer: Field, paths: Paths) -> F: ...
+    def writer_only(self, writer: Field, pair: P, paths: Paths) -> F: ...
 
     @abstractmethod
-    def reader_only(self, reader: Field, paths: Paths) -> F: ...
+    def reader_only(self, reader: Field, pair: P, paths: Paths) -> F: ...
 
     @abstractmethod
     def struct(self, writer: StructType, reader: StructType, paths: Paths, fields: Sequence[F]) -> T: ...
@@ -386,9 +387,9 @@ def _visit_field_pair(pair: P, parent: Paths, v: PartnerVisitor[P, T, F]) -> F:
         paths = parent.field(w.name, r.name)
         return v.field(w, r, pair, paths, _visit_pair(w.type, r.type, paths, v))
     if w is not None:
-        return v.writer_only(w, parent.field(w.name, w.name))
+        return v.writer_only(w, pair, parent.field(w.name, w.name))
     if r is not None:
-        return v.reader_only(r, parent.field(r.name, r.name))
+        return v.reader_only(r, pair, parent.field(r.name, r.name))
     raise ValueError("pair_fields returned a pair without a field")
 
 

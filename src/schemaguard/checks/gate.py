@@ -24,7 +24,7 @@ against the pinned Spark in tests/test_gate.py):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from schemaguard.base import SPARK_ILLEGAL, Conflict, Problem, Rule, SparkUnreadable, errors, spark_type
@@ -35,7 +35,18 @@ from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import SUMMARY_FILES, TableRead
-from schemaguard.model import DataType, Field, ListType, MapType, Schema, StructType, child_nodes, walk
+from schemaguard.model import (
+    DataType,
+    Field,
+    ListType,
+    MapType,
+    Schema,
+    SchemaTransform,
+    StructType,
+    child_nodes,
+    transform,
+    walk,
+)
 from schemaguard.rules.profiles import can_read, merge_schemas
 
 SchemaRead = Literal["without_merge", "merged"]
@@ -244,24 +255,21 @@ def _side(type_: str, indexes: list[int], sources: list[_Source]) -> Side:
                 sum(s.count for s in chosen), tuple(files[:SAMPLE]))
 
 
-def _nullable_type(t: DataType) -> DataType:
+class _AsNullable(SchemaTransform):
     """`DataType.asNullable`: what `spark.read` reports."""
-    if isinstance(t, StructType):
-        return StructType(_nullable_fields(t.fields))
-    if isinstance(t, ListType):
-        return ListType(_nullable_type(t.element), True)
-    if isinstance(t, MapType):
-        return MapType(_nullable_type(t.key), _nullable_type(t.value), True)
-    return t
 
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        return replace(f, type=type_result, nullable=True)
 
-def _nullable_fields(fields: tuple[Field, ...]) -> tuple[Field, ...]:
-    return tuple(Field(f.name, _nullable_type(f.type), True, f.id, f.default_json, f.aliases, f.metadata)
-                 for f in fields)
+    def list(self, t: ListType, path: str, element: DataType) -> DataType:
+        return ListType(element, True)
+
+    def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
+        return MapType(key, value, True)
 
 
 def _nullable_schema(schema: Schema) -> Schema:
-    return Schema(_nullable_fields(schema.fields))
+    return transform(schema, _AsNullable())
 
 
 # --- the schema without merge ------------------------------------------------------------------
@@ -278,19 +286,16 @@ class _Node:
 
 
 def _nodes(schema: Schema) -> dict[str, _Node]:
-    """Every node of a schema by lower-cased path (Spark matches names case-insensitively)."""
+    """Every node of a schema by lower-cased path (Spark matches names case-insensitively); a
+    second spelling of one name is folded into the first, as Spark folds it."""
     out: dict[str, _Node] = {}
-
-    def visit(path: str, t: DataType, parent: str | None, struct_field: bool) -> None:
+    above: dict[str, tuple[str | None, bool]] = {f.name: (None, True) for f in schema.fields}
+    for path, t, _ in walk(schema):  # parents before children
         key = path.lower()
-        if key in out:
-            return  # a second spelling of one name: Spark folds it into the first
-        out[key] = _Node(path, parent, struct_field, _kind(t), _spark_text(t), describe(t))
-        for suffix, child, _ in child_nodes(t):
-            visit(path + suffix, child, key, suffix.startswith("."))
-
-    for f in schema.fields:
-        visit(f.name, f.type, None, True)
+        parent, struct_field = above[path]
+        out.setdefault(key, _Node(path, parent, struct_field, _kind(t), _spark_text(t), describe(t)))
+        for suffix, _child, _ in child_nodes(t):
+            above[path + suffix] = (key, suffix.startswith("."))
     return out
 
 

@@ -120,11 +120,11 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
     if len(versions) < 2:
         return []
     newest = versions[-1]
+    held = [set(v.footer.schema.field_names()) for v in versions[:-1]]
     found = []
-    for path, t, _ in walk(newest.footer.schema):
-        if "." in path or "[" in path or "{" in path:
-            continue  # nested fields are reported with their top-level column
-        lacking = [v for v in versions[:-1] if path not in {p for p, *_ in walk(v.footer.schema)}]
+    for f in newest.footer.schema.fields:  # nested fields are reported with their top-level column
+        path, t = f.name, f.type
+        lacking = [v for v, names in zip(versions[:-1], held, strict=True) if path not in names]
         if not lacking:
             continue
         files = sum(len(v.files) for v in lacking)

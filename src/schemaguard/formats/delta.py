@@ -21,7 +21,7 @@ from pyarrow import fs as pafs
 from schemaguard.errors import first_line
 from schemaguard.formats.io import SchemaLoadError, inside, read_bytes
 from schemaguard.formats.spark import schema_from_spark_json
-from schemaguard.model import DataType, Field, ListType, MapType, Schema, StructType, make_metadata
+from schemaguard.model import DataType, Field, Schema, SchemaTransform, make_metadata, transform
 
 MAPPING_MODE_KEY = "delta.columnMapping.mode"
 MAPPING_ID_KEY = "delta.columnMapping.id"
@@ -125,28 +125,16 @@ def _delta_schema(meta: dict[str, Any], shown: str) -> Schema:
     mode = dict(meta.get("configuration") or {}).get(MAPPING_MODE_KEY, "none")
     try:
         schema = schema_from_spark_json(text)
-        return Schema(_with_mapping_ids(schema.fields)) if mode in ("name", "id") else schema
+        return transform(schema, _MappingIds()) if mode in ("name", "id") else schema
     except (ValueError, LookupError, TypeError) as e:
         raise SchemaLoadError(f"{shown}: invalid schemaString: {first_line(e)}") from None
 
 
-def _with_mapping_ids(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+class _MappingIds(SchemaTransform):
     """Column-mapping ids as field ids, where id-identity readers look for them."""
-    return tuple(_field_with_mapping_id(f) for f in fields)
 
-
-def _field_with_mapping_id(f: Field) -> Field:
-    meta = f.meta
-    raw = meta.pop(MAPPING_ID_KEY, None)
-    return replace(f, type=_type_with_mapping_ids(f.type), id=f.id if raw is None else int(raw),
-                   metadata=make_metadata(meta))
-
-
-def _type_with_mapping_ids(t: DataType) -> DataType:
-    if isinstance(t, StructType):
-        return StructType(_with_mapping_ids(t.fields))
-    if isinstance(t, ListType):
-        return ListType(_type_with_mapping_ids(t.element), t.element_nullable)
-    if isinstance(t, MapType):
-        return MapType(_type_with_mapping_ids(t.key), _type_with_mapping_ids(t.value), t.value_nullable)
-    return t
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        meta = f.meta
+        raw = meta.pop(MAPPING_ID_KEY, None)
+        fid = f.id if raw is None else int(raw)
+        return replace(f, type=type_result, id=fid, metadata=make_metadata(meta))

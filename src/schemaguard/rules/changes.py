@@ -62,9 +62,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from schemaguard.base import join
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
     BinaryType,
     DataType,
     DateType,
@@ -76,13 +78,19 @@ from schemaguard.model import (
     Identity,
     Int96Type,
     IntType,
+    Leaf,
+    ListType,
+    MapType,
+    PartnerVisitor,
+    Paths,
     Schema,
     StringType,
     StructType,
     TimestampType,
     TimeType,
-    child_nodes,
     is_nested,
+    join,
+    visit_with_partner,
 )
 from schemaguard.rules.identity import How, Pair, match_fields
 
@@ -129,44 +137,97 @@ def diff(old: Schema, new: Schema, identity: Identity = "name") -> list[Operatio
     Order: per field in the new schema's order (its own changes, then those below it), then the
     dropped fields, then the struct's own changes (REORDER); the same at every depth.
     """
-    return _struct_ops("", "", old.fields, new.fields, identity)
+    return visit_with_partner(old, new, _Diff(identity)).below
 
 
 # ---------------------------------------------------------------------------------------------
-# Structs and fields
+# The walk: the old schema is the writer side, the new one the reader side
 
 
-def _struct_ops(
-    old_path: str, new_path: str, old: tuple[Field, ...], new: tuple[Field, ...], identity: Identity
-) -> list[Operation]:
-    pairs = match_fields(old, new, identity, aliases=identity in ("name", "name-ci"))
-    dropped = {p.writer.name for p in pairs if p.writer is not None and p.reader is None}
-    ops: list[Operation] = []
-    for p in pairs:
-        if p.writer is not None and p.reader is not None:
-            ops += _paired_ops(old_path, new_path, p.writer, p.reader, p.how, old, identity)
-        elif p.reader is not None:
-            ops.append(_added(join(new_path, p.reader.name), p.reader))
-            ops += _suggested_rename(old_path, new_path, p.reader, new.index(p.reader), old, dropped)
-        elif p.writer is not None:
-            ops.append(_dropped(join(old_path, p.writer.name), p.writer))
-    return ops + _reorder(new_path, old, new, pairs, identity)
+@dataclass(frozen=True, slots=True)
+class _Ops:
+    """A node's own change (its type) and the changes below it, kept apart because a field lists
+    its own type change before its nullability, default and metadata, and its children's after."""
+
+    at: list[Operation]
+    below: list[Operation]
 
 
-def _paired_ops(
-    old_prefix: str, new_prefix: str, w: Field, r: Field, how: How | None,
-    old_siblings: tuple[Field, ...], identity: Identity,
-) -> list[Operation]:
-    old_path, path = join(old_prefix, w.name), join(new_prefix, r.name)
-    return [
-        *_rename(old_path, path, w, r, how),
-        *(_id_reuse(path, w, r, old_siblings) if how == "id" else []),
-        *_type_ops(path, w.type, r.type),
-        *_nullability(path, w.nullable, r.nullable, "field"),
-        *_default_change(path, w, r),
-        *_metadata_changes(path, w, r),
-        *_children(old_path, path, w.type, r.type, identity),
-    ]
+@dataclass(frozen=True, slots=True)
+class _Siblings:
+    """The struct a pair of fields sits in: what renames and id reuse are judged against."""
+
+    old: tuple[Field, ...]
+    new: tuple[Field, ...]
+    dropped: frozenset[str]  # names of the old fields no new field pairs with
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    writer: Field | None
+    reader: Field | None
+    how: How | None
+    siblings: _Siblings
+
+
+class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
+
+    def _pairs(self, old: tuple[Field, ...], new: tuple[Field, ...]) -> list[Pair]:
+        return match_fields(old, new, self.identity, aliases=self.identity in ("name", "name-ci"))
+
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
+        pairs = self._pairs(writer, reader)
+        dropped = frozenset(p.writer.name for p in pairs if p.writer is not None and p.reader is None)
+        siblings = _Siblings(writer, reader, dropped)
+        return [_Pair(p.writer, p.reader, p.how, siblings) for p in pairs]
+
+    def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths,
+              type_result: _Ops) -> list[Operation]:
+        path = paths.reader
+        return [
+            *_rename(paths.writer, path, writer, reader, pair.how),
+            *(_id_reuse(path, writer, reader, pair.siblings.old) if pair.how == "id" else []),
+            *type_result.at,
+            *_nullability(path, writer.nullable, reader.nullable, "field"),
+            *_default_change(path, writer, reader),
+            *_metadata_changes(path, writer, reader),
+            *type_result.below,
+        ]
+
+    def writer_only(self, writer: Field, pair: _Pair, paths: Paths) -> list[Operation]:
+        return [_dropped(paths.writer, writer)]
+
+    def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> list[Operation]:
+        s = pair.siblings
+        return [_added(paths.reader, reader),
+                *_suggested_rename(paths, reader, s.new.index(reader), s.old, s.dropped)]
+
+    def struct(self, writer: StructType, reader: StructType, paths: Paths,
+               fields: Sequence[list[Operation]]) -> _Ops:
+        pairs = self._pairs(writer.fields, reader.fields)
+        ops = [op for field_ops in fields for op in field_ops]
+        return _Ops([], ops + _reorder(paths.reader, writer.fields, reader.fields, pairs, self.identity))
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: _Ops) -> _Ops:
+        nullable = (writer.element_nullable, reader.element_nullable)
+        return _Ops([], _slot(paths.reader, ELEMENT, *nullable, element))
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: _Ops, value: _Ops) -> _Ops:
+        return _Ops([], _slot(paths.reader, KEY, False, False, key)
+                    + _slot(paths.reader, VALUE, writer.value_nullable, reader.value_nullable, value))
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> _Ops:
+        return _Ops(_type_ops(paths.reader, writer, reader), [])
+
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> _Ops:
+        return _Ops(_type_ops(paths.reader, writer, reader), [])
+
+
+def _slot(parent: str, suffix: str, was: bool, now: bool, ops: _Ops) -> list[Operation]:
+    """A list element or map key or value: its type change, its nullability, then below it."""
+    return [*ops.at, *_nullability(parent + suffix, was, now, _SLOT_NAMES[suffix]), *ops.below]
 
 
 _RENAMED_BY: dict[How | None, str] = {
@@ -181,8 +242,7 @@ def _rename(old_path: str, path: str, w: Field, r: Field, how: How | None) -> li
 
 
 def _suggested_rename(
-    old_prefix: str, new_prefix: str, added: Field, index: int, old: tuple[Field, ...],
-    dropped: set[str],
+    paths: Paths, added: Field, index: int, old: tuple[Field, ...], dropped: frozenset[str],
 ) -> list[Operation]:
     """A dropped field at the added field's position with the same type may be its old name."""
     if index >= len(old):
@@ -190,8 +250,9 @@ def _suggested_rename(
     w = old[index]
     if w.name not in dropped or w.name == added.name or w.type != added.type:
         return []
-    return [Operation(OpKind.RENAME, join(new_prefix, added.name), w.name, added.name,
-                      "suggested: same type and position", join(old_prefix, w.name))]
+    old_parent = paths.writer[:len(paths.writer) - len(added.name)].removesuffix(".")
+    return [Operation(OpKind.RENAME, paths.reader, w.name, added.name,
+                      "suggested: same type and position", join(old_parent, w.name))]
 
 
 def _added(path: str, f: Field) -> Operation:
@@ -296,23 +357,7 @@ def _common_order(old: Sequence[str], new: Sequence[str]) -> tuple[list[str], li
 # Types
 
 
-_SLOT_NAMES = {"[]": "list element", "{key}": "map key", "{value}": "map value"}
-
-
-def _children(
-    old_path: str, path: str, old: DataType, new: DataType, identity: Identity
-) -> list[Operation]:
-    """Changes below a node: struct fields, or the list element / map key and value slots."""
-    if isinstance(old, StructType) and isinstance(new, StructType):
-        return _struct_ops(old_path, path, old.fields, new.fields, identity)
-    if not _same_container(old, new):
-        return []
-    ops: list[Operation] = []
-    for (suffix, o, o_null), (_, n, n_null) in zip(child_nodes(old), child_nodes(new), strict=True):
-        ops += _type_ops(path + suffix, o, n)
-        ops += _nullability(path + suffix, o_null, n_null, _SLOT_NAMES[suffix])
-        ops += _children(old_path + suffix, path + suffix, o, n, identity)
-    return ops
+_SLOT_NAMES = {ELEMENT: "list element", KEY: "map key", VALUE: "map value"}
 
 
 def _same_container(old: DataType, new: DataType) -> bool:

@@ -13,7 +13,8 @@ it, so "which field is which" is decided in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,7 +41,9 @@ def match_fields(
     """Pairs in reader order, then the writer's unmatched fields in writer order.
 
     Matching runs in passes, strongest first, so an exact name is never taken by a weaker
-    match: under `name-ci`, fields `A` and `a` on both sides pair with their exact twins."""
+    match: under `name-ci`, fields `A` and `a` on both sides pair with their exact twins. Within a
+    pass a reader field takes the first untaken writer field that matches it (looked up by key, so
+    pairing is linear in the number of fields)."""
     if identity == "position":
         n = max(len(writer), len(reader))
         return [
@@ -50,12 +53,18 @@ def match_fields(
         ]
     found: dict[int, tuple[int, How]] = {}  # reader index -> (writer index, how)
     taken: set[int] = set()
-    for how, same in _passes(identity, aliases):
+    for how, writer_key, reader_keys in _passes(identity, aliases):
+        free: dict[Hashable, deque[int]] = defaultdict(deque)  # key -> untaken writer indexes, in order
+        for wi, w in enumerate(writer):
+            key = writer_key(w)
+            if wi not in taken and key is not None:
+                free[key].append(wi)
         for ri, r in enumerate(reader):
             if ri in found:
                 continue
-            wi = next((i for i, w in enumerate(writer) if i not in taken and same(w, r)), None)
-            if wi is not None:
+            queues = [free[k] for k in reader_keys(r) if free.get(k)]
+            if queues:
+                wi = min(queues, key=lambda q: q[0]).popleft()
                 found[ri] = (wi, how)
                 taken.add(wi)
     pairs = [Pair(writer[found[ri][0]], r, found[ri][1]) if ri in found else Pair(None, r, None)
@@ -64,17 +73,19 @@ def match_fields(
     return pairs
 
 
-Same = Callable[[Field, Field], bool]
+# A pass: how it matches, a writer field's key (None: not matched in this pass), a reader field's keys.
+Pass = tuple[How, Callable[[Field], Hashable | None], Callable[[Field], Iterable[Hashable]]]
 
 
-def _passes(identity: Identity, aliases: bool) -> list[tuple[How, Same]]:
-    exact: tuple[How, Same] = ("name", lambda w, r: w.name == r.name)
+def _passes(identity: Identity, aliases: bool) -> list[Pass]:
+    exact: Pass = ("name", lambda w: w.name, lambda r: (r.name,))
     if identity == "id":
-        return [("id", lambda w, r: r.id is not None and w.id == r.id),
-                ("name-fallback", lambda w, r: w.id is None and r.id is None and w.name == r.name)]
+        return [("id", lambda w: w.id, lambda r: () if r.id is None else (r.id,)),
+                ("name-fallback", lambda w: w.name if w.id is None else None,
+                 lambda r: (r.name,) if r.id is None else ())]
     if identity == "name-ci":
-        out = [exact, ("name-ci", lambda w, r: w.name.lower() == r.name.lower())]
+        out = [exact, ("name-ci", lambda w: w.name.lower(), lambda r: (r.name.lower(),))]
         if aliases:
-            out.append(("alias", lambda w, r: w.name.lower() in {a.lower() for a in r.aliases}))
+            out.append(("alias", lambda w: w.name.lower(), lambda r: {a.lower() for a in r.aliases}))
         return out
-    return [exact, ("alias", lambda w, r: w.name in r.aliases)] if aliases else [exact]
+    return [exact, ("alias", lambda w: w.name, lambda r: r.aliases)] if aliases else [exact]

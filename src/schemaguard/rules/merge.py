@@ -20,8 +20,9 @@ with the input whose merge failed on it. The gate and the audit both ask this on
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeGuard
 
 from schemaguard.base import (
     CR,
@@ -31,15 +32,35 @@ from schemaguard.base import (
     Options,
     Rule,
     SparkUnreadable,
-    join,
     spark_schema,
 )
 from schemaguard.formats.notation import describe
-from schemaguard.model import DataType, DecimalType, Field, IntType, ListType, MapType, Schema, StructType
+from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
+    DataType,
+    DecimalType,
+    Field,
+    IntType,
+    Leaf,
+    ListType,
+    MapType,
+    PartnerVisitor,
+    Paths,
+    Schema,
+    SchemaTransform,
+    StructType,
+    TimestampType,
+    join,
+    transform,
+    visit_with_partner,
+    walk,
+)
 from schemaguard.rules.promotions import DELTA_WIDENING
 
-# Merges one struct's fields (left, right, path, options) into the merged fields, or raises _Clash.
-Merger = Callable[[tuple[Field, ...], tuple[Field, ...], str, Options], tuple[Field, ...]]
+# Merges two schemas (left, right, options) into one, or raises _Clash at the first conflict.
+Merger = Callable[[Schema, Schema, Options], Schema]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +85,10 @@ DELTA_MERGE = Rule("delta-merge.type", "with type widening, data merges only whe
 DELTA_NO_WIDENING = Rule("delta-merge.no-widening", "without type widening, a type differing from "
                          "the table's (even a narrower one) is DELTA_MERGE_INCOMPATIBLE_DATATYPE",
                          f"{CR} §4 mergeSchemas")
+DELTA_NTZ = Rule("delta-merge.timestamp-ntz", "a timestamp_ntz column needs the timestampNtz table "
+                 "feature, which a merge does not enable on a table that has none "
+                 "(DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT)", f"{CR} §4 (observed on Delta 4.4.0: an added "
+                 "timestamp_ntz column, top-level or nested, nullable or not, fails the append)")
 KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with another kind",
             f"{CR} §4, §5")
 
@@ -71,12 +96,16 @@ KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with 
 class _Clash(Exception):
     """A conflict found while merging one pair of schemas; `merge` records it and goes on."""
 
-    def __init__(self, path: str, left: DataType, right: DataType, why: str, rule: Rule) -> None:
+    def __init__(self, path: str, left: DataType | None, right: DataType, why: str, rule: Rule) -> None:
         super().__init__(why)
         self.path, self.left, self.right, self.why, self.rule = path, left, right, why, rule
 
     def conflict(self, at: int) -> Conflict:
-        left, right = describe(self.left), describe(self.right)
+        right = describe(self.right)
+        if self.left is None:  # a column the left side lacks
+            return Conflict(self.path, "absent", right, f"`{self.path}`: {right} cannot be added: {self.why}",
+                            self.rule, at)
+        left = describe(self.left)
         return Conflict(self.path, left, right,
                         f"`{self.path}`: {left} and {right} do not merge: {self.why}", self.rule, at)
 
@@ -113,7 +142,7 @@ def _merge_once(inputs: list[Schema], merger: Merger, o: Options) -> Schema:
     for i, schema in enumerate(inputs):
         try:
             view = spark_schema(schema)  # both see Spark's types: Delta merges Spark DataFrames' schemas
-            merged = view if merged is None else Schema(merger(merged.fields, view.fields, "", o))
+            merged = view if merged is None else merger(merged, view, o)
         except SparkUnreadable as e:
             raise _Failed(_Clash(e.path, e.type, e.type, e.why, SPARK_ILLEGAL).conflict(i)) from None
         except _Clash as c:
@@ -122,130 +151,145 @@ def _merge_once(inputs: list[Schema], merger: Merger, o: Options) -> Schema:
     return merged
 
 
-def _key(name: str, o: Options) -> str:
-    return name if o.case_sensitive else name.lower()
-
-
 # ---------------------------------------------------------------------------------------------
 # Taking a conflicting column out
 
 
+class _Drop(SchemaTransform):
+    """Leave out the field at one path, names compared case-insensitively as the merges compare them."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path.lower()
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> DataType:
+        return StructType(tuple(f for f in fields if join(path, f.name).lower() != self.path))
+
+
 def drop(schema: Schema, path: str) -> Schema:
-    """`schema` without the field a conflict path points into (`a.b[]` -> field `a.b`), names
-    compared case-insensitively as Spark's merge compares them."""
-    while path.endswith(("[]", "{key}", "{value}")):
+    """`schema` without the field a conflict path points into (`a.b[]` -> field `a.b`)."""
+    while path.endswith((ELEMENT, KEY, VALUE)):
         path = path[:path.rindex("{" if path.endswith("}") else "[")]
-    return Schema(_drop_fields(schema.fields, path))
-
-
-def _drop_fields(fields: tuple[Field, ...], path: str) -> tuple[Field, ...]:
-    out: list[Field] = []
-    for f in fields:
-        name = f.name.lower()
-        if path.lower() == name:
-            continue
-        rest = path[len(f.name):] if path.lower().startswith(name) else ""
-        if rest[:1] in (".", "[", "{"):
-            f = Field(f.name, _drop_type(f.type, rest), f.nullable, f.id, f.default_json, f.aliases,
-                      f.metadata)
-        out.append(f)
-    return tuple(out)
-
-
-def _drop_type(t: DataType, rest: str) -> DataType:
-    if isinstance(t, StructType) and rest.startswith("."):
-        return StructType(_drop_fields(t.fields, rest[1:]))
-    if isinstance(t, ListType) and rest.startswith("[]"):
-        return ListType(_drop_type(t.element, rest[2:]), t.element_nullable)
-    if isinstance(t, MapType) and rest.startswith("{key}"):
-        return MapType(_drop_type(t.key, rest[5:]), t.value, t.value_nullable)
-    if isinstance(t, MapType) and rest.startswith("{value}"):
-        return MapType(t.key, _drop_type(t.value, rest[7:]), t.value_nullable)
-    return t
+    return transform(schema, _Drop(path))
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark
+# The merges: the left side (the table, or what is merged so far) is the reader, the right side
+# (the data) the writer, so that "R reads W" is "the merge of R with W succeeds".
 
 
-def spark_fields(left: tuple[Field, ...], right: tuple[Field, ...], path: str,
-                 o: Options) -> tuple[Field, ...]:
-    by_key = {_key(f.name, o): f for f in right}
-    out: list[Field] = []
-    for lf in left:
-        rf = by_key.pop(_key(lf.name, o), None)
-        if rf is None:
-            out.append(lf)
-            continue
-        out.append(Field(lf.name, _spark_merge_type(lf.type, rf.type, join(path, lf.name), o),
-                         lf.nullable or rf.nullable, lf.id))
-    left_keys = {_key(f.name, o) for f in left}
-    out.extend(f for f in right if _key(f.name, o) not in left_keys)
-    return tuple(out)
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    writer: Field | None  # right
+    reader: Field | None  # left
 
 
-def _spark_merge_type(lt: DataType, rt: DataType, path: str, o: Options) -> DataType:
-    if isinstance(lt, StructType) and isinstance(rt, StructType):
-        return StructType(spark_fields(lt.fields, rt.fields, path, o))
-    if isinstance(lt, ListType) and isinstance(rt, ListType):
-        return ListType(_spark_merge_type(lt.element, rt.element, path + "[]", o),
-                        lt.element_nullable or rt.element_nullable)
-    if isinstance(lt, MapType) and isinstance(rt, MapType):
-        return MapType(_spark_merge_type(lt.key, rt.key, path + "{key}", o),
-                       _spark_merge_type(lt.value, rt.value, path + "{value}", o),
-                       lt.value_nullable or rt.value_nullable)
-    if lt == rt:
-        return lt
-    if isinstance(lt, DecimalType) and isinstance(rt, DecimalType):
-        if lt.scale == rt.scale:
-            return DecimalType(max(lt.precision, rt.precision), lt.scale)
-        raise _Clash(path, lt, rt, SPARK_DECIMAL_SCALE.text, SPARK_DECIMAL_SCALE)
-    nested = (StructType, ListType, MapType)
-    rule = KIND if isinstance(lt, nested) or isinstance(rt, nested) else SPARK_MERGE
-    raise _Clash(path, lt, rt, rule.text, rule)
+class _Merge(PartnerVisitor[_Pair, DataType, Field]):
+    """What both merges share: left fields first in their order, right-only fields appended, a
+    right-only or left-only field kept as it is, containers merged slot by slot."""
+
+    def __init__(self, o: Options) -> None:
+        self.o = o
+
+    def key(self, name: str) -> str:
+        return name.lower()
+
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
+        right = {self.key(f.name): f for f in writer}  # a later spelling of one key wins, as in Spark's map
+        left_keys = {self.key(f.name) for f in reader}
+        return ([_Pair(right.pop(self.key(f.name), None), f) for f in reader]
+                + [_Pair(f, None) for f in writer if self.key(f.name) not in left_keys])
+
+    def writer_only(self, writer: Field, pair: _Pair, paths: Paths) -> Field:
+        return writer
+
+    def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> Field:
+        return reader
+
+    def struct(self, writer: StructType, reader: StructType, paths: Paths,
+               fields: Sequence[Field]) -> DataType:
+        return StructType(tuple(fields))
+
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> DataType:
+        raise _Clash(paths.reader, reader, writer, KIND.text, KIND)
 
 
-# ---------------------------------------------------------------------------------------------
-# Delta
+class _SparkMerge(_Merge):
+    """`StructType.merge`: nullable is OR, same-scale decimals take the larger precision."""
+
+    def key(self, name: str) -> str:
+        return name if self.o.case_sensitive else name.lower()
+
+    def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: DataType) -> Field:
+        return Field(reader.name, type_result, reader.nullable or writer.nullable, reader.id)
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: DataType) -> DataType:
+        return ListType(element, reader.element_nullable or writer.element_nullable)
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: DataType, value: DataType) -> DataType:
+        return MapType(key, value, reader.value_nullable or writer.value_nullable)
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> DataType:
+        lt, rt, path = reader, writer, paths.reader
+        if lt == rt:
+            return lt
+        if isinstance(lt, DecimalType) and isinstance(rt, DecimalType):
+            if lt.scale == rt.scale:
+                return DecimalType(max(lt.precision, rt.precision), lt.scale)
+            raise _Clash(path, lt, rt, SPARK_DECIMAL_SCALE.text, SPARK_DECIMAL_SCALE)
+        raise _Clash(path, lt, rt, SPARK_MERGE.text, SPARK_MERGE)
 
 
-def delta_fields(table: tuple[Field, ...], data: tuple[Field, ...], path: str,
-                 o: Options) -> tuple[Field, ...]:
-    by_key = {f.name.lower(): f for f in data}  # Delta merges case-insensitively (§4)
-    out: list[Field] = []
-    for tf in table:
-        df = by_key.pop(tf.name.lower(), None)
-        if df is None:
-            out.append(tf)
-            continue
-        out.append(Field(tf.name, _delta_merge_type(tf.type, df.type, join(path, tf.name), o), tf.nullable,
-                         tf.id, tf.default_json, tf.aliases, tf.metadata))
-    table_keys = {f.name.lower() for f in table}
-    out.extend(f for f in data if f.name.lower() not in table_keys)
-    return tuple(out)
+class _DeltaMerge(_Merge):
+    """`mergeSchemas(table, data)`: case-insensitive; the table's spelling, nullability, id,
+    default and metadata stay; a type change needs a type-widening row (§4)."""
+
+    def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: DataType) -> Field:
+        return replace(reader, type=type_result)
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: DataType) -> DataType:
+        return ListType(element, reader.element_nullable)
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: DataType, value: DataType) -> DataType:
+        return MapType(key, value, reader.value_nullable)
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> DataType:
+        tt, dt, path, o = reader, writer, paths.reader, self.o
+        if tt == dt:
+            return tt
+        if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
+            return dt
+        if _small_int(tt) and _small_int(dt):
+            # byte/short/int mix (§4, one Parquet INT32): the wider one wins, with or without type
+            # widening (observed on Delta 4.4.0: byte table + short data is smallint)
+            return tt if tt.bits >= dt.bits else dt
+        if not o.type_widening:
+            raise _Clash(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING)
+        raise _Clash(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE)
 
 
-def _delta_merge_type(tt: DataType, dt: DataType, path: str, o: Options) -> DataType:
-    if isinstance(tt, StructType) and isinstance(dt, StructType):
-        return StructType(delta_fields(tt.fields, dt.fields, path, o))
-    if isinstance(tt, ListType) and isinstance(dt, ListType):
-        return ListType(_delta_merge_type(tt.element, dt.element, path + "[]", o), tt.element_nullable)
-    if isinstance(tt, MapType) and isinstance(dt, MapType):
-        return MapType(_delta_merge_type(tt.key, dt.key, path + "{key}", o),
-                       _delta_merge_type(tt.value, dt.value, path + "{value}", o), tt.value_nullable)
-    if tt == dt:
-        return tt
-    nested = (StructType, ListType, MapType)
-    if isinstance(tt, nested) or isinstance(dt, nested):
-        raise _Clash(path, tt, dt, KIND.text, KIND)
-    if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
-        return dt
-    if _small_int(tt) and _small_int(dt):
-        return tt  # byte/short/int are one Parquet INT32: the table's type stays (§4)
-    if not o.type_widening:
-        raise _Clash(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING)
-    raise _Clash(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE)
-
-
-def _small_int(t: DataType) -> bool:
+def _small_int(t: DataType) -> TypeGuard[IntType]:
     return isinstance(t, IntType) and t.signed and t.bits <= 32
+
+
+def spark_merge(left: Schema, right: Schema, o: Options) -> Schema:
+    """Spark's merge of two schemas (already as Spark sees them); raises _Clash at the first conflict."""
+    merged = visit_with_partner(right, left, _SparkMerge(o))
+    assert isinstance(merged, StructType)
+    return Schema(merged.fields)
+
+
+def delta_merge(table: Schema, data: Schema, o: Options) -> Schema:
+    """Delta's merge of the data's schema into the table's; raises _Clash at the first conflict."""
+    merged = visit_with_partner(data, table, _DeltaMerge(o))
+    assert isinstance(merged, StructType)
+    result = Schema(merged.fields)
+    if _ntz(table) is None and (at := _ntz(result)) is not None:
+        path, t = at
+        before = {p: n for p, n, _ in walk(table)}.get(path)
+        raise _Clash(path, before, t, DELTA_NTZ.text, DELTA_NTZ)
+    return result
+
+
+def _ntz(schema: Schema) -> tuple[str, DataType] | None:
+    """The first timestamp_ntz node of a schema, if any."""
+    return next(((p, t) for p, t, _ in walk(schema) if isinstance(t, TimestampType) and not t.utc), None)

@@ -15,7 +15,7 @@ from typing import Protocol
 from schemaguard.base import Options, Problem
 from schemaguard.model import Identity, Schema
 from schemaguard.rules import read
-from schemaguard.rules.merge import Merger, MergeResult, delta_fields, merge, spark_fields
+from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
 
 
 class Profile(Protocol):
@@ -63,8 +63,8 @@ class MergeProfile:
 _ALL: tuple[ReadProfile | MergeProfile, ...] = (
     ReadProfile("avro", read.AVRO),
     ReadProfile("spark-read", read.SPARK_READ, case_flag=True),
-    MergeProfile("spark-merge", spark_fields),
-    MergeProfile("delta-merge", delta_fields, by_mapping_id=True),
+    MergeProfile("spark-merge", spark_merge),
+    MergeProfile("delta-merge", delta_merge, by_mapping_id=True),
     ReadProfile("delta-read", read.DELTA_READ, by_mapping_id=True, case_flag=True),
     ReadProfile("iceberg", read.ICEBERG),
     ReadProfile("positional", read.POSITIONAL),

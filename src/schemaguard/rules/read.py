@@ -9,21 +9,27 @@ in `shared/reference/`: `compat-rules.md` (§1 Avro, §3 Iceberg, §4 Delta, §5
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, Rule, spark_view
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
+    ELEMENT,
+    VALUE,
     DataType,
     EnumType,
     Field,
     FixedType,
     Identity,
+    Leaf,
     ListType,
     MapType,
+    PartnerVisitor,
+    Paths,
     Schema,
     StructType,
+    visit_with_partner,
 )
 from schemaguard.rules.identity import Pair, match_fields
 from schemaguard.rules.promotions import (
@@ -130,31 +136,72 @@ POSITION_NAME = Rule("positional.name", "the data's column at this position has 
 
 def read_problems(writer: Schema, reader: Schema, table: Table, options: Options) -> list[Problem]:
     """Every problem a reader with `reader` and rule table `table` meets on data written with `writer`."""
-    return _struct(writer.fields, reader.fields, "", table, options)
+    return visit_with_partner(writer, reader, _Read(table, options))
 
 
-def _struct(w: tuple[Field, ...], r: tuple[Field, ...], path: str, table: Table, o: Options) -> list[Problem]:
-    identity = o.identity or table.default_identity
-    problems: list[Problem] = []
-    pairs = (_avro_pairs(w, r) if table.aliases and identity == "name"
-             else match_fields(w, r, identity, aliases=table.aliases))
-    for pair in pairs:
-        wf, rf = pair.writer, pair.reader
-        if rf is None:
-            continue  # data the reader does not ask for is skipped by every reader here
-        here = f"{path}.{rf.name}" if path else rf.name
-        if wf is None:
-            if not table.missing_ok(rf, o):
-                problems.append(Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data "
-                                        f"and {table.missing.text}", table.missing))
-            continue
-        if identity == "position" and wf.name != rf.name:
+Problems = list[Problem]
+
+
+class _Read(PartnerVisitor[Pair, Problems, Problems]):
+    """The writer's and the reader's schema walked together, problems named at the reader's paths."""
+
+    def __init__(self, table: Table, o: Options) -> None:
+        self.table, self.o = table, o
+        self.identity = o.identity or table.default_identity
+
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
+        if self.table.aliases and self.identity == "name":
+            return _avro_pairs(writer, reader)
+        return match_fields(writer, reader, self.identity, aliases=self.table.aliases)
+
+    def field(self, writer: Field, reader: Field, pair: Pair, paths: Paths,
+              type_result: Problems) -> Problems:
+        here = paths.reader
+        problems: Problems = []
+        if self.identity == "position" and writer.name != reader.name:
             problems.append(Problem(here, "POSITION_NAME_MISMATCH", f"the data's column at this "
-                                    f"position is `{wf.name}`, read as `{rf.name}`", POSITION_NAME,
+                                    f"position is `{writer.name}`, read as `{reader.name}`", POSITION_NAME,
                                     "warning"))
-        problems += _nullability(wf.nullable, rf.nullable, here, "field", table)
-        problems += _type(wf.type, rf.type, here, table, o)
-    return problems
+        return problems + self._nullability(writer.nullable, reader.nullable, here, "field") + type_result
+
+    def writer_only(self, writer: Field, pair: Pair, paths: Paths) -> Problems:
+        return []  # data the reader does not ask for is skipped by every reader here
+
+    def reader_only(self, reader: Field, pair: Pair, paths: Paths) -> Problems:
+        if self.table.missing_ok(reader, self.o):
+            return []
+        here = paths.reader
+        return [Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data and "
+                        f"{self.table.missing.text}", self.table.missing)]
+
+    def struct(self, writer: StructType, reader: StructType, paths: Paths,
+               fields: Sequence[Problems]) -> Problems:
+        return [p for problems in fields for p in problems]
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: Problems) -> Problems:
+        return self._nullability(writer.element_nullable, reader.element_nullable, paths.reader + ELEMENT,
+                                 "list element") + element
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: Problems, value: Problems) -> Problems:
+        return key + self._nullability(writer.value_nullable, reader.value_nullable, paths.reader + VALUE,
+                                       "map value") + value
+
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> Problems:
+        path = paths.reader
+        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(writer)} in the data and "
+                        f"{describe(reader)} to the reader: {SHAPE.text}", SHAPE)]
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Problems:
+        if isinstance(writer, EnumType) and isinstance(reader, EnumType) and self.table.enum_symbols_checked:
+            return _enum(writer, reader, paths.reader, self.table)
+        return _primitive(writer, reader, paths.reader, self.table, self.o)
+
+    def _nullability(self, w_null: bool, r_null: bool, path: str, what: str) -> Problems:
+        tighten = self.table.tighten
+        if w_null and not r_null and not self.table.tighten_ok:
+            return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
+                            f"but the reader requires a value: {tighten.text}", tighten)]
+        return []
 
 
 def _avro_pairs(w: tuple[Field, ...], r: tuple[Field, ...]) -> list[Pair]:
@@ -171,33 +218,6 @@ def _avro_pairs(w: tuple[Field, ...], r: tuple[Field, ...]) -> list[Pair]:
         hit = next((by_name[a] for a in rf.aliases if a in by_name), None)
         pairs.append(Pair(hit, rf, "alias" if hit is not None else None))
     return pairs
-
-
-def _nullability(w_null: bool, r_null: bool, path: str, what: str, table: Table) -> list[Problem]:
-    if w_null and not r_null and not table.tighten_ok:
-        return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
-                        f"but the reader requires a value: {table.tighten.text}", table.tighten)]
-    return []
-
-
-def _type(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
-    if isinstance(w, StructType) and isinstance(r, StructType):
-        return _struct(w.fields, r.fields, path, table, o)
-    if isinstance(w, ListType) and isinstance(r, ListType):
-        elem = path + "[]"
-        return (_nullability(w.element_nullable, r.element_nullable, elem, "list element", table)
-                + _type(w.element, r.element, elem, table, o))
-    if isinstance(w, MapType) and isinstance(r, MapType):
-        return (_type(w.key, r.key, path + "{key}", table, o)
-                + _nullability(w.value_nullable, r.value_nullable, path + "{value}", "map value", table)
-                + _type(w.value, r.value, path + "{value}", table, o))
-    nested = (StructType, ListType, MapType)
-    if isinstance(w, nested) or isinstance(r, nested):
-        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
-                        f"{describe(r)} to the reader: {SHAPE.text}", SHAPE)]
-    if isinstance(w, EnumType) and isinstance(r, EnumType) and table.enum_symbols_checked:
-        return _enum(w, r, path, table)
-    return _primitive(w, r, path, table, o)
 
 
 def _enum(w: EnumType, r: EnumType, path: str, table: Table) -> list[Problem]:
