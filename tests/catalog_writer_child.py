@@ -30,8 +30,8 @@ def main(conf: str, database: str, actions: list[str]) -> None:
             run = run_audit(load_config(conf), run_id=run_id)
             expected = {
                 "findings": len(run.all_findings),
-                "schema_versions": sum(len(t.scan.history.versions) for t in run.tables),
-                "file_footers": sum(len(t.scan.result.footers) + len(t.scan.result.unreadable)
+                "schema_versions": sum(len(t.summary.table.versions) for t in run.tables),
+                "file_footers": sum(len(t.summary.table.scan.footers) + len(t.summary.table.scan.unreadable)
                                     for t in run.tables),
             }
             say({"writing": run_id, "expected": expected})

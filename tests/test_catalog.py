@@ -132,10 +132,10 @@ def test_a_run_reads_back_with_spark_sql(spark: Any, written: CatalogConfig, dem
 
     versions = rows(spark, written, "schema_versions")
     assert sorted(v.version for v in versions) == [1, 2, 3, 4]
-    assert sum(v.rows for v in versions) == sum(v.rows for v in demo_run.tables[0].scan.history.versions)
+    assert sum(v.rows for v in versions) == sum(v.rows for v in demo_run.tables[0].summary.table.versions)
 
     footers = rows(spark, written, "file_footers")
-    scan = demo_run.tables[0].scan.result
+    scan = demo_run.tables[0].summary.table.scan
     assert len(footers) == len(scan.footers) + len(scan.unreadable)
     unreadable = sorted(f.path for f in footers if f.status == "unreadable")
     assert unreadable == sorted(u.rel for u in scan.unreadable)
