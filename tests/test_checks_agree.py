@@ -17,6 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from schemaguard.audit import run_audit
+from schemaguard.checks import run_checks
+from schemaguard.checks.gate import evaluate_gate
+from schemaguard.config import parse_config
+from schemaguard.lake.table import read
 from tests.helpers import SCHEMAGUARD
 
 TWO_FILES = {
@@ -76,6 +81,17 @@ def conflicting(lake: Path, tmp: Path) -> tuple[set[str], set[str], set[str]]:
     return scan, gate, audited
 
 
+def conflicting_in_process(lake: Path, tmp: Path) -> tuple[set[str], set[str], set[str]]:
+    """The same three answers through the Python functions behind the commands (no subprocess)."""
+    table = read(str(lake))
+    scan = {f.path for f in run_checks(table) if f.code == "SPARK_MERGE_CONFLICT"}
+    gate = {c.path for c in evaluate_gate(table).conflicts}
+    config = parse_config({"catalog": {"enabled": False}, "tables": [{"name": "t", "path": str(lake)}]},
+                          tmp / "audit.toml")
+    audited = {f.path for f in run_audit(config).all_findings if f.code == "SPARK_MERGE_CONFLICT"}
+    return scan, gate, audited
+
+
 @pytest.mark.parametrize("build", [
     lambda d: two_file_lake(d, TWO_FILES),
     float16_lake,
@@ -83,9 +99,14 @@ def conflicting(lake: Path, tmp: Path) -> tuple[set[str], set[str], set[str]]:
 ], ids=["two-files", "float16", "nested"])
 def test_audit_scan_and_gate_name_the_same_conflicting_columns(tmp_path: Path, build: Any) -> None:
     lake = build(tmp_path / "lake")
-    scan, gate, audited = conflicting(lake, tmp_path)
+    scan, gate, audited = conflicting_in_process(lake, tmp_path)
     assert scan == gate == audited
     assert gate  # every lake here has at least one conflict
+
+
+def test_the_commands_name_the_same_conflicting_columns(tmp_path: Path) -> None:
+    lake = nested_lake(tmp_path / "lake")
+    assert conflicting(lake, tmp_path) == conflicting_in_process(lake, tmp_path)
 
 
 def test_two_file_lake_conflicts_are_exactly_where_spark_fails(spark: Any, tmp_path: Path) -> None:
