@@ -1,9 +1,10 @@
 """Each reader profile's rule rows, one case per row (the row id is in the case), plus identity,
-modes with TRANSITIVE and the safety table. Rows cite compat-rules.md / parquet-and-spark.md in
-rules/profiles.py; a test below fails if a row has no case."""
+modes with TRANSITIVE and the registry. Rows cite compat-rules.md / parquet-and-spark.md in
+rules/read.py, rules/promotions.py and rules/merge.py; a test below fails if a row has no case."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -272,3 +273,10 @@ def test_merge_keeps_order_and_ors_nullability() -> None:
         {"fields": [{"name": "x", "type": "decimal(12,2)"}]}).fields[0].type
     sensitive = merge_schemas([left, right], "spark-merge", Options(case_sensitive=True))
     assert [f.name for f in sensitive.merged.fields] == ["b", "a", "c", "A"]  # type: ignore[union-attr]
+
+
+def test_the_readme_lists_the_registry() -> None:
+    # The README names the profiles in one sentence; it must be the registry's list, in its order.
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    sentence = " ".join(readme.split("The profiles, by name:", 1)[1].split(".", 1)[0].split())
+    assert [name.strip(" `,") for name in sentence.split(", ")] == list(PROFILES)
