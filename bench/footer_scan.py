@@ -253,17 +253,17 @@ def bare_pyarrow(paths: Sequence[str]) -> int:
 
 
 SCAN = "(a) schemaguard scan"
-SCAN_IN_PROCESS = "    diag: scan in-process, workers=1"
+SCAN_ONE_WORKER = "    diag: scan with one worker process"
 AUDIT = "    diag: audit (scan + findings), no catalog"
 BARE = "(b) bare pq.read_metadata loop"
 
 
 def time_local(table: Path, paths: Sequence[str], repeat: int) -> dict[str, Timing]:
-    log("timing (a) schemaguard lake.table.read (listing, footers, versions), the same in-process "
+    log("timing (a) schemaguard lake.table.read (listing, footers, versions), the same with one worker "
         "(diagnostic), and (b) a bare pyarrow.parquet.read_metadata loop, interleaved ...")
     works: dict[str, Callable[[], object]] = {
         SCAN: lambda: schemaguard_scan(table),
-        SCAN_IN_PROCESS: lambda: schemaguard_scan(table, workers=1),
+        SCAN_ONE_WORKER: lambda: schemaguard_scan(table, workers=1),
         AUDIT: lambda: schemaguard_audit(table),
         BARE: lambda: bare_pyarrow(paths),
     }
@@ -415,7 +415,7 @@ class Report:
     repeat: int
     layout: Layout
     scan: Timing
-    scan_in_process: Timing
+    scan_one_worker: Timing
     audit: Timing
     bare: Timing
     spark: SparkResult
@@ -438,7 +438,7 @@ def print_report(r: Report) -> None:
         f"{fmt_cores(r.spark.others)} (c)")
     if max(r.local_others or 0.0, r.spark.others or 0.0) > NOISY_ABOVE:
         log("WARNING: other processes competed for the CPU; the figures are noisy, rerun when idle")
-    print_table([r.scan, r.scan_in_process, r.audit, r.bare, r.spark.timing])
+    print_table([r.scan, r.scan_one_worker, r.audit, r.bare, r.spark.timing])
     vs_bare = r.bare.best / r.scan.best
     vs_spark = r.spark.timing.best / r.scan.best
     log("\nratios (scan speed relative to the other method; higher is better):")
@@ -504,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     local_others = others_cores(before, cpu_snapshot())
     memory = measure_memory(table)  # before Spark, so the JVM does not compete for cores
     spark = time_spark(table, len(paths), repeat)
-    report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_IN_PROCESS], local[AUDIT],
+    report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_ONE_WORKER], local[AUDIT],
                     local[BARE], spark, outcome, memory, local_others)
     print_report(report)
 

@@ -25,7 +25,7 @@ from schemaguard.lake.discover import (
     discover,
     parse_partition,
 )
-from schemaguard.lake.scan import IN_PROCESS_BELOW, ScanResult, Unreadable, scan
+from schemaguard.lake.scan import ScanResult, Unreadable, scan
 
 TABLE = pa.table({"id": pa.array(range(100), pa.int64()), "name": [f"n{i}" for i in range(100)]})
 
@@ -379,11 +379,11 @@ def test_an_unreadable_file_is_reported_as_root_without_dac_override(tmp_path: P
 
 
 # ---------------------------------------------------------------------------------------------
-# The multi-process engine gives the same answer as the in-process one
+# Two workers give the same answer as one
 
 
 def test_worker_processes_give_the_in_process_result(tmp_path: Path, good_bytes: bytes) -> None:
-    n = IN_PROCESS_BELOW + 20
+    n = 420
     small = [pa.table({"a": pa.array([1], pa.int32())}), pa.table({"b": ["x"], "c": [1.5]})]
     for i in range(n):
         write(tmp_path / f"dt=2024-01-{1 + i % 28:02d}" / f"p{i:04d}.parquet", small[i % 2])
@@ -393,7 +393,7 @@ def test_worker_processes_give_the_in_process_result(tmp_path: Path, good_bytes:
     assert vanishing.exists()
 
     listing = discover(str(tmp_path))
-    assert len(listing.files) == n + 2 >= IN_PROCESS_BELOW
+    assert len(listing.files) == n + 2
     vanishing.unlink()
 
     seen: list[int] = []

@@ -244,3 +244,16 @@ def test_spark_footer_schema_alone_makes_a_version(tmp_path: Path) -> None:
     assert v1.fingerprint != v2.fingerprint
     assert v2.footer.spark_schema_json is not None
     assert [c.path for c in column_changes(v1.footer, v2.footer)] == ["(Spark footer schema)"]
+
+
+def test_versions_written_in_the_same_second_follow_spark_order_and_say_so(tmp_path: Path) -> None:
+    # Issue 9: with every mtime equal, the order came from fingerprints; now from the first file
+    # of each version in Spark's listing order, and `ordered_by` says the times tie.
+    same = ts("2024-03-01T10:00:00")
+    write(tmp_path / "c.parquet", OLD, 1, mtime=same)
+    write(tmp_path / "a.parquet", NEW, 2, mtime=same)
+    write(tmp_path / "b.parquet", OLD, 3, mtime=same)
+    h = history_of(tmp_path)
+    assert [[f.rel for f in v.files] for v in h.versions] == [["a.parquet"], ["b.parquet", "c.parquet"]]
+    assert h.ordered_by == ("file modification time (v1, v2 share their first and last times, so they "
+                            "follow the order Spark lists their first files in)")

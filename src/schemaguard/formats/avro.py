@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
@@ -219,7 +220,7 @@ class _Reader:
             raise AvroSchemaError(f"{_at(path)}: a record needs a list of fields")
         fields = tuple(self._field(d, path, space) for d in docs)
         names = [f.name for f in fields]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, k in Counter(names).items() if k > 1)  # linear: schemas of 50,000 fields
         if dupes:
             raise AvroSchemaError(f"{_at(path)}: duplicate field names {dupes}")
         return fields

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -150,6 +152,8 @@ def read_footer(
     """Read one file's footer. Raises `UnreadableFile` with a reason a person understands."""
     if size == 0:
         raise UnreadableFile("zero-byte file (an unfinished or failed write)")
+    if filesystem is None:
+        _regular_file(path)
     try:
         md = _read_metadata(path, filesystem)
     except FileNotFoundError:
@@ -204,6 +208,23 @@ def _read_metadata(path: str, filesystem: pafs.FileSystem | None) -> pq.FileMeta
         with filesystem.open_input_file(path) as f:
             reader.open(f)
     return reader.metadata
+
+
+def _regular_file(path: str) -> None:
+    """A local path must be a regular file with a UTF-8 name: opening a FIFO blocks forever (it can
+    replace a listed file at any time), and pyarrow opens only UTF-8 paths."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnreadableFile("name is not valid UTF-8: pyarrow cannot open it") from None
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
+    except PermissionError:
+        raise UnreadableFile("cannot be opened: permission denied") from None
+    if not stat.S_ISREG(mode):
+        raise UnreadableFile("not a regular file (a FIFO, socket or device took its place)")
 
 
 def _size(path: str, filesystem: pafs.FileSystem | None) -> int:

@@ -10,8 +10,12 @@ Everything skipped is reported with why, so nothing disappears silently.
 from __future__ import annotations
 
 import math
+import os
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple, Protocol
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -117,10 +121,54 @@ def discover(location: str) -> Listing:
         one = DataFile(root, info.base_name, info.size or 0, _mtime(info), ())
         return Listing(root, filesystem, (one,), (), (), (), is_local)
     try:
-        entries = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        entries: Sequence[Entry] = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        for entry in entries:
+            entry.path  # noqa: B018  pyarrow decodes a name when asked: one that is not UTF-8 raises here
+    except UnicodeDecodeError:
+        if not is_local:
+            raise DiscoveryError(f"cannot list {location}: a name in it is not valid UTF-8") from None
+        entries = _walk_local(root)
     except (pa.ArrowException, OSError) as e:
         raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
     return _classify(root, filesystem, entries, is_local)
+
+
+class _LocalEntry(NamedTuple):
+    """What `_classify` reads of a pyarrow FileInfo, for a listing pyarrow cannot make."""
+
+    path: str  # undecodable bytes kept as surrogates (os functions open it, pyarrow cannot)
+    type: pafs.FileType
+    size: int | None
+    mtime_ns: int | None
+
+
+class Entry(Protocol):
+    """What `_classify` reads of a listed entry: a pyarrow FileInfo, or a `_LocalEntry`."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def type(self) -> pafs.FileType: ...
+    @property
+    def size(self) -> int | None: ...
+    @property
+    def mtime_ns(self) -> int | None: ...
+
+
+def _walk_local(root: str) -> list[_LocalEntry]:
+    """A local listing by `os.walk` that survives names which are not UTF-8."""
+    found: list[_LocalEntry] = []
+    for folder, dirs, files in os.walk(root):
+        found += [_LocalEntry(os.path.join(folder, d), pafs.FileType.Directory, None, None) for d in dirs]
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue  # vanished between the two calls: not listed, as pyarrow would not list it
+            kind = pafs.FileType.File if stat.S_ISREG(st.st_mode) else pafs.FileType.Unknown
+            found.append(_LocalEntry(path, kind, st.st_size, st.st_mtime_ns))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +179,7 @@ class _Dir:
     partition: tuple[tuple[str, str | None], ...]
 
 
-def _classify(
-    root: str, filesystem: pafs.FileSystem, entries: list[pafs.FileInfo], is_local: bool
-) -> Listing:
+def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], is_local: bool) -> Listing:
     prefix = root.rstrip("/") + "/"
     files: list[DataFile] = []
     ignored: list[Ignored] = []
@@ -143,11 +189,16 @@ def _classify(
     for e in sorted(entries, key=lambda e: spark_order_key(e.path)):  # a directory before what it holds
         path = e.path
         rel = path[cut:] if path.startswith(prefix) else path
+        if not rel.isascii():
+            rel = shown_name(rel)
         parent, _, name = rel.rpartition("/")
         where = dirs.get(parent) or _dir(parent, dirs, ignored)
         if where.skipped:
             continue  # inside a directory already reported as skipped
         reason = skip_reason(name)
+        if e.type == pafs.FileType.Unknown:
+            ignored.append(Ignored(rel, "not a regular file (a FIFO, socket or device): not data"))
+            continue
         if e.type == pafs.FileType.Directory:
             dirs[rel] = _Dir(reason is not None, where.partition + _partition_of(name))
             if reason:
@@ -168,6 +219,12 @@ def _classify(
     ignored.sort(key=lambda i: i.rel)
     columns = dict.fromkeys(k for d in dirs.values() if not d.skipped for k, _ in d.partition)
     return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), is_local)
+
+
+def shown_name(path: str) -> str:
+    """A path as it can be shown and written to JSON: bytes that are not UTF-8 (kept as
+    surrogates by `os`) spelled `\\xNN`."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _dir(rel: str, dirs: dict[str, _Dir], ignored: list[Ignored]) -> _Dir:
@@ -199,5 +256,5 @@ def crc_size(data_size: int) -> int:
     return 8 + 4 * math.ceil(data_size / HADOOP_BYTES_PER_CHECKSUM)
 
 
-def _mtime(info: pafs.FileInfo) -> float | None:
+def _mtime(info: Entry) -> float | None:
     return info.mtime_ns / 1e9 if info.mtime_ns is not None else None

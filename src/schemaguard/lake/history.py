@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn
-from schemaguard.lake.discover import DataFile, partition_dir
+from schemaguard.lake.discover import DataFile, partition_dir, spark_order_key
 from schemaguard.model import DataType, leaves
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
@@ -99,15 +99,22 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     for fp, files in groups.items():
         times = sorted(t for t in map(when, files) if t is not None)
         parts = sorted({partition_dir(p) for p in {f.partition for f in files}} - {""})
-        drafts.append((times[0] if times else None, times[-1] if times else None, fp, files, parts))
+        first, last = (times[0], times[-1]) if times else (None, None)
+        drafts.append((first, last, min(spark_order_key(f.rel) for f in files), fp, files, parts))
+    # Versions seen over the same span are ordered as Spark lists their first files, never by hash.
     drafts.sort(key=lambda d: (d[0] or "", d[1] or "", d[2]))
     versions = tuple(
         SchemaVersion(i + 1, fp, files[0].footer, tuple(sorted(files, key=lambda f: f.rel)),
                       tuple(parts), sum(f.rows for f in files), first, last)
-        for i, (first, last, fp, files, parts) in enumerate(drafts)
+        for i, (first, last, _, fp, files, parts) in enumerate(drafts)
     )
-    ordered_by = f"partition {date_col}" if date_col else "file modification time"
-    return History(versions, ordered_by)
+    if date_col:
+        return History(versions, f"partition {date_col}")
+    spans = Counter((v.first_seen, v.last_seen) for v in versions)
+    tied = [f"v{v.number}" for v in versions if spans[(v.first_seen, v.last_seen)] > 1]
+    note = (f" ({', '.join(tied)} share their first and last times, so they follow the order Spark lists "
+            "their first files in)" if tied else "")
+    return History(versions, f"file modification time{note}")
 
 
 def leaf_signature(footer: FooterSchema) -> dict[str, str]:

@@ -1,10 +1,14 @@
 """Read every listed footer: one footer function (`formats.parquet.read_footer`), three engines.
 
 On local disk footer reading is CPU-bound in the interpreter (parquet-and-spark.md §5.5), so the
-local engine spreads chunks of files over worker processes, one per core. On object stores it
-is latency-bound (§5.4), so the remote engine runs many threads in one process. Small tables are
-read in-process: starting workers would cost more than it saves. On a cluster, `scan_on_spark`
-runs the same chunks as the tasks of one Spark job, like Spark's own footer merge (§2.2).
+local engine spreads chunks of files over forked worker processes, one per core. Every local read
+happens in a worker, even on a small table, because one file can end the process reading it
+(pyarrow's C++ aborts on a plaintext footer over encrypted columns): a range whose worker dies is
+split in two and read again in fresh workers until the file that kills its reader is alone, and
+that file becomes an unreadable file; any Python exception reading one file does too. On object
+stores reading is latency-bound (§5.4), so the remote engine runs many threads in one process. On
+a cluster, `scan_on_spark` runs the same chunks as the tasks of one Spark job, like Spark's own
+footer merge (§2.2).
 """
 
 from __future__ import annotations
@@ -13,18 +17,19 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyarrow import fs as pafs
 
+from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.discover import DataFile, Listing
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-IN_PROCESS_BELOW = 400  # files; below this, worker start-up costs more than it saves
 CHUNK = 500  # files per task: large enough that pickling shares each footer schema per chunk
 REMOTE_THREADS = 32
 
@@ -50,12 +55,9 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
         chunks = list(_chunks(files, 16))
         with ThreadPoolExecutor(REMOTE_THREADS) as pool:
             return _collect(pool, chunks, listing.filesystem, progress)
+    if not files:
+        return ScanResult((), ())
     n_workers = workers or len(os.sched_getaffinity(0))  # the cores this process may use
-    if len(files) < IN_PROCESS_BELOW or n_workers == 1:
-        out = _read_chunk(files, None)
-        if progress:
-            progress(len(files))
-        return _split([out])
     # fork: the workers inherit the imported modules and the listing, start in milliseconds,
     # and are sent only index ranges into the listing, not the files themselves.
     global _INHERITED
@@ -63,11 +65,62 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
     size = min(CHUNK, max(50, len(files) // (n_workers * 4)))
     ranges = [(i, min(i + size, len(files))) for i in range(0, len(files), size)]
     try:
-        with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_inherited, lo, hi) for lo, hi in ranges]
-            return _split([_done(f, hi - lo, progress) for f, (lo, hi) in zip(futures, ranges, strict=True)])
+        return _split(_read_ranges(ranges, n_workers, progress))
     finally:
         _INHERITED = ()
+
+
+def _read_ranges(ranges: list[tuple[int, int]], n_workers: int,
+                 progress: Progress | None) -> list[list[FileFooter | Unreadable]]:
+    """Each range of the inherited listing read by a worker. When a worker dies, every range still
+    pending fails with it, so each failed range is read again alone; only one that fails alone
+    holds a file that kills its reader, and it is halved until that file is alone."""
+    done: dict[int, list[FileFooter | Unreadable]] = {}
+    for lo, hi in _run_pool(ranges, n_workers, progress, done):
+        _isolate(lo, hi, progress, done)
+    return [done[lo] for lo in sorted(done)]
+
+
+def _run_pool(ranges: list[tuple[int, int]], n_workers: int, progress: Progress | None,
+              done: dict[int, list[FileFooter | Unreadable]]) -> list[tuple[int, int]]:
+    """Read the ranges in one pool into `done`; the ranges whose worker pool broke, returned."""
+    failed: list[tuple[int, int]] = []
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(n_workers, len(ranges)), mp_context=context, initializer=_quiet) as pool:
+        futures = [pool.submit(_read_inherited, lo, hi) for lo, hi in ranges]
+        for future, (lo, hi) in zip(futures, ranges, strict=True):
+            try:
+                done[lo] = _done(future, hi - lo, progress)
+            except BrokenProcessPool:
+                failed.append((lo, hi))
+    return failed
+
+
+def _isolate(lo: int, hi: int, progress: Progress | None,
+             done: dict[int, list[FileFooter | Unreadable]]) -> None:
+    """Read one range alone; if its reader dies, halve it, down to the file that kills it."""
+    if not _run_pool([(lo, hi)], 1, progress, done):
+        return
+    if hi - lo == 1:
+        done[lo] = [Unreadable(_INHERITED[lo].rel, CRASHED)]
+        if progress:
+            progress(1)
+        return
+    mid = (lo + hi) // 2
+    _isolate(lo, mid, progress, done)
+    _isolate(mid, hi, progress, done)
+
+
+def _quiet() -> None:
+    """A worker's stderr goes nowhere: a C++ abort prints its message there once per retry, and the
+    file it came from is reported as a finding instead."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+CRASHED = ("reader crashed: the process reading its footer died (an abort inside pyarrow's C++, as on "
+           "a plaintext footer over encrypted columns); the file was read alone to find it")
 
 
 _INHERITED: Sequence[DataFile] = ()  # the listing a forked worker reads its ranges from
@@ -121,6 +174,8 @@ def _read_chunk(
                                    mtime=f.mtime, partition=f.partition))
         except UnreadableFile as e:
             out.append(Unreadable(f.rel, e.reason))
+        except Exception as e:  # any other failure on one file is that file's, never the run's
+            out.append(Unreadable(f.rel, f"corrupt footer: {type(e).__name__}: {first_line(e)}"))
     return out
 
 

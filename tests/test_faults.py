@@ -1,0 +1,97 @@
+"""One bad file is one finding: files that make the footer reader raise, abort the process or hang,
+and names the listing cannot decode, each end as an unreadable or ignored file while every other
+file is read (no JVM: these run in `make test-fast`)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pyarrow.parquet.encryption as pe
+import pytest
+
+from schemaguard.checks import run_checks
+from schemaguard.lake.discover import discover
+from schemaguard.lake.scan import scan
+from schemaguard.lake.table import read
+
+
+class _Kms(pe.KmsClient):  # an in-memory KMS: the key is only base64-wrapped
+    def wrap_key(self, key_bytes: bytes, master_key_identifier: str) -> bytes:
+        return base64.b64encode(key_bytes)
+
+    def unwrap_key(self, wrapped_key: bytes, master_key_identifier: str) -> bytes:
+        return base64.b64decode(wrapped_key)
+
+
+def encrypted_columns(path: Path) -> None:
+    """A plaintext footer over an encrypted column: reading its statistics aborts pyarrow's C++."""
+    factory = pe.CryptoFactory(lambda config: _Kms())
+    config = pe.EncryptionConfiguration(footer_key="fk", column_keys={"ck": ["a"]}, plaintext_footer=True,
+                                        double_wrapping=False)
+    props = factory.file_encryption_properties(pe.KmsConnectionConfig(), config)
+    t = pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    with pq.ParquetWriter(path, t.schema, encryption_properties=props) as w:
+        w.write_table(t)
+
+
+def good_lake(root: Path, n: int) -> None:
+    for i in range(n):
+        part = root / f"dt=2024-01-{1 + i % 28:02d}"
+        part.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"a": pa.array([i], pa.int64())}), part / f"p{i:04d}.parquet")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_that_aborts_its_reader_is_one_unreadable_file(tmp_path: Path, workers: int) -> None:
+    good_lake(tmp_path, 600)
+    encrypted_columns(tmp_path / "dt=2024-01-05" / "p9999-encrypted.parquet")
+    result = scan(discover(str(tmp_path)), workers=workers)
+    assert len(result.footers) == 600
+    assert [u.rel for u in result.unreadable] == ["dt=2024-01-05/p9999-encrypted.parquet"]
+    assert result.unreadable[0].reason.startswith("reader crashed")
+    assert [f.rel for f in result.footers] == sorted(f.rel for f in result.footers)  # order kept
+
+
+def test_a_footer_that_makes_the_reader_raise_is_one_unreadable_file(tmp_path: Path) -> None:
+    good_lake(tmp_path, 3)
+    data = (tmp_path / "dt=2024-01-01" / "p0000.parquet").read_bytes()
+    at = data.rindex(b"parquet-cpp-arrow")  # created_by, in the footer: no checksum guards it
+    (tmp_path / "dt=2024-01-01" / "p0000.parquet").write_bytes(data[:at] + b"\xff" + data[at + 1:])
+    table = read(str(tmp_path))
+    assert len(table.scan.footers) == 2
+    [bad] = table.scan.unreadable
+    assert bad.rel == "dt=2024-01-01/p0000.parquet"
+    assert bad.reason.startswith("corrupt footer: UnicodeDecodeError")
+    assert [f.code for f in run_checks(table)] == ["UNREADABLE_FILE"]
+
+
+def test_a_fifo_is_not_data_and_one_in_a_files_place_is_unreadable(tmp_path: Path) -> None:
+    good_lake(tmp_path, 2)
+    os.mkfifo(tmp_path / "dt=2024-01-01" / "pipe.parquet")
+    listing = discover(str(tmp_path))
+    assert [(i.rel, i.why) for i in listing.ignored] == [
+        ("dt=2024-01-01/pipe.parquet", "not a regular file (a FIFO, socket or device): not data")]
+    swapped = tmp_path / "dt=2024-01-02" / "p0001.parquet"
+    swapped.unlink()
+    os.mkfifo(swapped)  # after the listing, before the footer read: must not hang
+    result = scan(listing)
+    assert len(result.footers) == 1
+    assert [(u.rel, u.reason) for u in result.unreadable] == [
+        ("dt=2024-01-02/p0001.parquet", "not a regular file (a FIFO, socket or device took its place)")]
+
+
+def test_a_name_that_is_not_utf8_is_listed_escaped_and_one_finding(tmp_path: Path) -> None:
+    good_lake(tmp_path, 2)
+    odd = os.path.join(os.fsencode(tmp_path), b"dt=2024-01-\xff")
+    os.mkdir(odd)
+    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", os.path.join(odd, b"p\xfe.parquet"))
+    table = read(str(tmp_path))
+    assert len(table.scan.footers) == 2
+    assert [(u.rel, u.reason) for u in table.scan.unreadable] == [
+        ("dt=2024-01-\\xff/p\\xfe.parquet", "name is not valid UTF-8: pyarrow cannot open it")]
+    assert [f.code for f in run_checks(table)] == ["UNREADABLE_FILE"]
