@@ -212,3 +212,17 @@ def test_same_schema_shares_fingerprint_and_backing_changes_it(tmp_path: Path) -
     assert a.fingerprint == b.fingerprint
     assert a.schema == c.schema  # same logical schema ...
     assert a.fingerprint != c.fingerprint  # ... but FLBA vs INT32 backing is drift on disk
+
+
+def test_names_are_read_from_the_footer_bytes_not_printed_text(tmp_path: Path) -> None:
+    # Issue 9: the schema was parsed from pyarrow's printed tree, so these names broke it or lost
+    # text; the footer's own bytes give every name exactly, checked against pyarrow's Arrow schema.
+    names = ["a\nb", "price[usd]", "tab\tand\u2028line", "g (List)", "m (Map)", "v (Variant)", ""]
+    columns = {n: pa.array([{"x": 1}], pa.struct([("x", pa.int32())])) if n.startswith(("g", "m", "v"))
+               else pa.array([1], pa.int64()) for n in names}
+    pq.write_table(pa.table(columns), tmp_path / "odd.parquet")
+    footer = read_footer(str(tmp_path / "odd.parquet"))
+    assert [f.name for f in footer.schema.fields] == pq.read_schema(tmp_path / "odd.parquet").names == names
+    struct = {"struct": [{"name": "x", "id": None, "type": "int32", "nullable": True}]}
+    groups = [f for f in footer.schema.fields if f.name.startswith(("g", "m", "v"))]
+    assert len(groups) == 3 and all(type_to_notation(f.type) == struct for f in groups)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,6 +29,14 @@ from pyarrow._parquet import ParquetReader  # what pq.ParquetFile wraps; see _re
 from schemaguard.errors import first_line
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
+from schemaguard.formats.thrift import (
+    CONVERTED_LIST,
+    CONVERTED_MAP,
+    CONVERTED_MAP_KEY_VALUE,
+    SchemaElement,
+    ThriftError,
+    schema_elements,
+)
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -163,7 +171,7 @@ def read_footer(
     except (OSError, pa.ArrowException) as e:
         raise UnreadableFile(_diagnose(path, filesystem, e)) from None
     kv = md.metadata or {}
-    footer = _known_footer(md.schema, kv.get(SPARK_SCHEMA_KEY))
+    footer = _known_footer(md.schema, kv.get(SPARK_SCHEMA_KEY), lambda: _footer_bytes(path, filesystem))
     return FileFooter(  # positional: this runs once per file, keywords cost measurably
         path,
         path if rel is None else rel,
@@ -268,24 +276,33 @@ def _as_uri(path: str) -> str:
 
 
 # Bounded by the number of distinct footer schemas in a process, which is small even on huge lakes.
-_FOOTERS: dict[tuple[str, bytes | None], FooterSchema] = {}
+_FOOTERS: dict[tuple[bytes, bytes | None], FooterSchema] = {}
 
 
 _RECENT: list[tuple[pq.ParquetSchema, bytes | None, FooterSchema]] = []  # most recent first
 RECENT_SCHEMAS = 8
+MAX_FOOTER_BYTES = 256 * 2**20  # a footer claiming more is corrupt: refused before allocating
 
 
-def _known_footer(pq_schema: pq.ParquetSchema, spark_json: bytes | None) -> FooterSchema:
+def _known_footer(pq_schema: pq.ParquetSchema, spark_json: bytes | None,
+                  footer_bytes: Callable[[], bytes]) -> FooterSchema:
     """The footer schema of a file, comparing its Parquet schema structurally (C++, well under a
-    microsecond) with the few seen last before printing it for the full cache: files of one table
-    share a handful of schemas, and printing costs a tenth of the footer read."""
+    microsecond) with the few seen last before decoding the footer's bytes: files of one table
+    share a handful of schemas, so the footer bytes are read again only for a schema not seen
+    lately."""
     for i, (seen, seen_spark, found) in enumerate(_RECENT):
         if seen_spark == spark_json and seen.equals(pq_schema):
             if i:
                 _RECENT.insert(0, _RECENT.pop(i))
             return found
-    # str() starts with a repr line naming the object's address; the tree follows it.
-    found = footer_schema(str(pq_schema).partition("\n")[2], spark_json, pq_schema)
+    try:
+        elements, raw = schema_elements(footer_bytes())
+    except ThriftError as e:
+        raise UnreadableFile(f"corrupt footer: {e}") from None
+    key = (raw, spark_json)
+    if key not in _FOOTERS:
+        _FOOTERS[key] = _parse_footer_schema(elements, spark_json, pq_schema)
+    found = _FOOTERS[key]
     _RECENT.insert(0, (pq_schema, spark_json, found))
     del _RECENT[RECENT_SCHEMAS:]
     return found
@@ -297,19 +314,23 @@ def forget_footer_schemas() -> None:
         cache.clear()
 
 
-def footer_schema(printed: str, spark_json: bytes | None, pq_schema: pq.ParquetSchema) -> FooterSchema:
-    key = (printed, spark_json)
-    found = _FOOTERS.get(key)
-    if found is None:
-        found = _FOOTERS[key] = _parse_footer_schema(printed, spark_json, pq_schema)
-    return found
+def _footer_bytes(path: str, filesystem: pafs.FileSystem | None) -> bytes:
+    """The serialized FileMetaData at the end of the file, its claimed length checked before reading."""
+    fs, p = (filesystem, path) if filesystem else (pafs.LocalFileSystem(), path)
+    with fs.open_input_file(p) as f:
+        size = f.size()
+        tail = f.read_at(8, size - 8) if size >= 8 else b""
+        length = int.from_bytes(tail[:4], "little") if len(tail) == 8 else -1
+        if not 0 < length <= min(size - 12, MAX_FOOTER_BYTES):
+            raise UnreadableFile(f"corrupt footer: a footer length of {length} bytes in a file of {size}")
+        return bytes(f.read_at(length, size - 8 - length))
 
 
 def _parse_footer_schema(
-    printed: str, spark_json: bytes | None, pq_schema: pq.ParquetSchema
+    elements: list[SchemaElement], spark_json: bytes | None, pq_schema: pq.ParquetSchema
 ) -> FooterSchema:
     leaves = [pq_schema.column(i) for i in range(len(pq_schema))]
-    root = _parse_tree(printed, [c.name for c in leaves])
+    root = _tree(elements)
     columns: list[ParquetColumn] = []
     fields = tuple(_to_field(child, "", (), None, leaves, columns) for child in root.children)
     schema = Schema(fields)
@@ -340,51 +361,43 @@ class _Node:
     name: str
     repetition: str
     field_id: int | None
-    annotation: str | None
+    annotation: str | None  # LIST, MAP or MAP_KEY_VALUE on a group, by its logical or converted type
     children: list[_Node]
     leaf: int | None  # index into the footer's leaf columns
 
 
-_LINE = re.compile(
-    r"(?P<rep>required|optional|repeated) (?P<kind>group|\S+) field_id=(?P<id>-?\d+) (?P<rest>.*?)"
-    r"(?P<end> \{|;)"
-)
-# Group annotations pyarrow prints: a LogicalType name or a legacy ConvertedType name.
-_GROUP_ANNOTATION = re.compile(r"(?P<name>.*) \((?P<ann>List|Map|LIST|MAP|MAP_KEY_VALUE|Variant[^)]*)\)")
-
-
-def _parse_tree(printed: str, leaf_names: list[str]) -> _Node:
-    stack: list[_Node] = []
-    root: _Node | None = None
+def _tree(elements: list[SchemaElement]) -> _Node:
+    """The schema list (depth first, each group followed by its `num_children` children) as a tree;
+    names are the bytes as written, decoded as UTF-8 with replacement characters."""
+    position = 0
     next_leaf = 0
-    for raw in printed.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if line == "}":
-            node = stack.pop()
-            if not stack:
-                root = node
-            continue
-        m = _LINE.fullmatch(line)
-        if m is None:
-            raise UnreadableFile(f"unexpected Parquet schema line: {line[:200]}")
-        fid = int(m["id"])
-        if m["kind"] == "group":
-            g = _GROUP_ANNOTATION.fullmatch(m["rest"])
-            name, ann = (g["name"], g["ann"].split("(")[0]) if g else (m["rest"], None)
-            node = _Node(name, m["rep"].upper(), fid if fid >= 0 else None, ann, [], None)
-            if stack:
-                stack[-1].children.append(node)
-            stack.append(node)
-        else:
-            node = _Node(leaf_names[next_leaf], m["rep"].upper(), fid if fid >= 0 else None,
-                         None, [], next_leaf)
+
+    def node() -> _Node:
+        nonlocal position, next_leaf
+        if position >= len(elements):
+            raise UnreadableFile("corrupt footer: the schema list ends inside a group")
+        e = elements[position]
+        position += 1
+        name = e.name.decode("utf-8", "replace")
+        repetition = e.repetition or "REQUIRED"
+        if e.num_children is None:
             next_leaf += 1
-            stack[-1].children.append(node)
-    if root is None:
-        raise UnreadableFile("empty Parquet schema")
+            return _Node(name, repetition, e.field_id, None, [], next_leaf - 1)
+        children = [node() for _ in range(e.num_children)]
+        return _Node(name, repetition, e.field_id, _group_annotation(e), children, None)
+
+    root = node()
+    if position != len(elements):
+        raise UnreadableFile("corrupt footer: schema elements beyond the root's children")
     return root
+
+
+def _group_annotation(e: SchemaElement) -> str | None:
+    if e.logical_type == "LIST" or e.converted_type == CONVERTED_LIST:
+        return "LIST"
+    if e.logical_type == "MAP" or e.converted_type == CONVERTED_MAP:
+        return "MAP"
+    return "MAP_KEY_VALUE" if e.converted_type == CONVERTED_MAP_KEY_VALUE else None
 
 
 def _to_field(
@@ -417,13 +430,13 @@ def _to_type(
         col = leaves[node.leaf]
         out.append(_column(col, node, path, ppath, container))
         return _leaf_type(col)
-    if node.annotation in ("List", "LIST") and len(node.children) == 1:
+    if node.annotation == "LIST" and len(node.children) == 1:
         return _list_type(node, path, ppath, leaves, out)
-    if node.annotation in ("Map", "MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
+    if node.annotation in ("MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
         kv = node.children[0]
         if kv.repetition == "REPEATED" and len(kv.children) == 2:
-            # Legacy writers annotate the repeated group MAP_KEY_VALUE (pyarrow prints it as Map).
-            legacy = "MAP_KEY_VALUE" in (node.annotation, kv.annotation) or kv.annotation == "Map"
+            # Legacy writers annotate the repeated group too (MAP_KEY_VALUE, or MAP).
+            legacy = "MAP_KEY_VALUE" in (node.annotation, kv.annotation) or kv.annotation == "MAP"
             shape = "map:MAP_KEY_VALUE" if legacy else "map"
             kpath = (*ppath, kv.name)
             key = _to_type(kv.children[0], path + "{key}", (*kpath, kv.children[0].name), shape,
