@@ -175,10 +175,6 @@ def type_to_notation(t: DataType) -> Any:
     return visit(t, _ToNotation())
 
 
-def field_to_notation(f: Field) -> dict[str, Any]:
-    return _ToNotation().field(f, f.name, type_to_notation(f.type))
-
-
 def schema_to_notation(schema: Schema) -> dict[str, Any]:
     doc: dict[str, Any] = visit(schema, _ToNotation())
     return doc

@@ -1,7 +1,7 @@
 """Parquet footer bytes decoded with the Thrift compact protocol, as `parquet.thrift` defines them.
 
 Only what the model needs from the bytes themselves is decoded: the file's `SchemaElement` list
-(names as written, repetition, types, converted types, field ids, the whole `LogicalType` union,
+(names as written, repetition, converted types, field ids, which `LogicalType` union member,
 child counts). Decoding stops after the schema, the second field of `FileMetaData`, so the row
 groups of a large footer are never walked here. Every failure is `ThriftError` with the offset.
 
@@ -41,12 +41,10 @@ class SchemaElement:
 
     name: bytes
     repetition: str | None  # REQUIRED, OPTIONAL, REPEATED; None for the root
-    physical_type: int | None  # parquet.thrift `Type`; None for a group
     num_children: int | None  # None for a leaf
     converted_type: int | None
     field_id: int | None
     logical_type: str | None  # the LogicalType member's name, `FIELD_<id>` for one this code does not know
-    logical_fields: dict[int, Any] | None  # the member's own struct (units, CRS, ...), decoded generically
 
 
 class _Reader:
@@ -107,7 +105,7 @@ class _Reader:
             kinds = self.byte()
             return {self.value(kinds >> 4, depth + 1): self.value(kinds & 0x0F, depth + 1) for _ in range(n)}
         if kind == _STRUCT:
-            return self.struct(depth + 1)
+            return self.fields(depth + 1)
         raise ThriftError(f"unknown compact type {kind} at byte {self.pos}")
 
     def items(self, depth: int) -> list[Any]:
@@ -138,9 +136,6 @@ class _Reader:
                 self.last_span = (start, self.pos)
                 return out
 
-    def struct(self, depth: int) -> dict[int, Any]:
-        return self.fields(depth)
-
 
 def schema_elements(footer: bytes) -> tuple[list[SchemaElement], bytes]:
     """The `SchemaElement` list of a serialized `FileMetaData` (the footer, without its length and
@@ -164,10 +159,8 @@ def _element(e: Any, index: int) -> SchemaElement:
     return SchemaElement(
         name=e[4],
         repetition=REPETITIONS.get(e[3]) if isinstance(e.get(3), int) else None,
-        physical_type=e.get(1) if isinstance(e.get(1), int) else None,
         num_children=e.get(5) if isinstance(e.get(5), int) else None,
         converted_type=e.get(6) if isinstance(e.get(6), int) else None,
         field_id=e.get(9) if isinstance(e.get(9), int) else None,
         logical_type=None if member is None else LOGICAL_TYPES.get(member, f"FIELD_{member}"),
-        logical_fields=None if member is None or not isinstance(logical[member], dict) else logical[member],
     )
