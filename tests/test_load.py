@@ -310,7 +310,7 @@ BAD_SCHEMA_STRING = json.dumps({"metaData": {"schemaString": '{"type":"struct","
          "invalid spark schema: missing key 'elementType'"),
         (_text('{"type": "record", "name": "r", "fields": [{"name": "a", "type": ["int", "string"]}]}'),
          "s.json", 'invalid avro schema: a: union ["int","string"] is not expressible'),
-        (_bytes(b"", "empty.parquet"), "empty.parquet", "unreadable Parquet file: too small to be Parquet"),
+        (_bytes(b"", "empty.parquet"), "empty.parquet", "unreadable Parquet file: zero-byte file"),
         (_bytes(b"PAR1" + b"\x00" * 64, "cut.parquet"), "cut.parquet", "unreadable Parquet file: truncated"),
         (_empty_dir, "empty", "no readable Parquet files"),
         (_table_dir, "t", "no readable Parquet files (1 unreadable; junk.bin: not a Parquet file"),

@@ -15,6 +15,8 @@ from schemaguard.model import (
     EnumType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     Identity,
     Int96Type,
     IntType,
@@ -115,6 +117,8 @@ def spark_view(t: DataType) -> DataType | str:
         return "PARQUET_TYPE_ILLEGAL: UUID"
     if isinstance(t, TimeType):
         return "PARQUET_TYPE_ILLEGAL: TIME"
+    if isinstance(t, GeometryType | GeographyType):  # Spark 4.1 has no geometry types yet
+        return f"PARQUET_TYPE_ILLEGAL: {'GEOMETRY' if isinstance(t, GeometryType) else 'GEOGRAPHY'}"
     if isinstance(t, TimestampType):
         if t.unit == "ns":
             return "PARQUET_TYPE_ILLEGAL: TIMESTAMP(NANOS)"

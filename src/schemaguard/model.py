@@ -91,6 +91,28 @@ class Int96Type:
 
 
 @dataclass(frozen=True, slots=True)
+class VariantType:
+    """Semi-structured values: Parquet's VARIANT group (metadata and value, maybe shredded into
+    typed columns), which Spark 4 reads as one `variant` column however it is shredded."""
+
+
+@dataclass(frozen=True, slots=True)
+class GeometryType:
+    """Parquet GEOMETRY (WKB); `crs` as written, None when the footer names none (OGC:CRS84)."""
+
+    crs: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GeographyType:
+    """Parquet GEOGRAPHY (WKB); `crs` and the edge `algorithm` as written, None when absent (the
+    spec's defaults: OGC:CRS84 and SPHERICAL)."""
+
+    crs: str | None = None
+    algorithm: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class EnumType:
     """An enum; `symbols` is empty when the source (a Parquet ENUM annotation) does not list them."""
 
@@ -118,7 +140,8 @@ class MapType:
 
 PrimitiveType = (
     BooleanType | IntType | FloatType | DecimalType | StringType | BinaryType | FixedType
-    | UuidType | JsonType | DateType | TimeType | TimestampType | Int96Type
+    | UuidType | JsonType | DateType | TimeType | TimestampType | Int96Type | VariantType
+    | GeometryType | GeographyType
 )
 DataType = PrimitiveType | EnumType | StructType | ListType | MapType
 

@@ -8,7 +8,13 @@ from collections.abc import Callable
 
 from schemaguard.checks.compat import CheckOptions, compatibility
 from schemaguard.checks.field_ids import field_id_changes, field_id_reuse
-from schemaguard.checks.files import no_data, stale_checksums, unreadable_files
+from schemaguard.checks.files import (
+    encrypted_columns,
+    no_data,
+    stale_checksums,
+    undecodable_names,
+    unreadable_files,
+)
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.gate import merge_conflicts
 from schemaguard.checks.spark_footer import spark_footer_disagreements
@@ -21,8 +27,10 @@ Check = Callable[[TableRead, CheckOptions], list[Finding]]
 
 CHECKS: tuple[Check, ...] = (
     unreadable_files,
+    undecodable_names,
     stale_checksums,
     no_data,
+    encrypted_columns,
     merge_conflicts,
     layout_drift,
     nullability,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from schemaguard.checks.finding import CODES, SAMPLE, Finding, cited, files_finding, reason_category
+from schemaguard.lake.discover import not_utf8
 from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import TableRead
 
@@ -35,6 +36,32 @@ def stale_checksums(table: TableRead, _: object = None) -> list[Finding]:
         f"{len(stale)} file(s) have a .crc sidecar that does not match their size: "
         "Hadoop's checksum layer (Spark on local/HDFS) will fail reading them",
         [s.rel for s in stale], [("why", w) for w in dict.fromkeys(s.why for s in stale)])]
+
+
+def undecodable_names(table: TableRead, _: object = None) -> list[Finding]:
+    """Files whose path is not UTF-8: read here, listed with `\\xNN` escapes, but a JVM reader
+    cannot name them at all."""
+    odd = [f.rel for f in table.listing.files if not_utf8(f.path)]
+    if not odd:
+        return []
+    return [files_finding(
+        "NAME_NOT_UTF8",
+        f"{len(odd)} data file path(s) hold bytes that are not UTF-8 (shown as \\xNN): Spark and other "
+        "JVM readers cannot name them, and may skip or fail on them", odd, [])]
+
+
+def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
+    """Files with encrypted column metadata: their statistics cannot be read, so no proof from
+    statistics covers those columns there."""
+    by_columns: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for f in table.scan.footers:
+        if f.encrypted:
+            by_columns[f.encrypted].append(f.rel)
+    return [files_finding(
+        "ENCRYPTED_COLUMNS",
+        f"{len(files)} file(s) have encrypted column metadata for {', '.join(columns)}: their "
+        "statistics are unknown without the keys", files, [("column", c) for c in columns],
+        subject=",".join(columns)) for columns, files in sorted(by_columns.items())]
 
 
 def no_data(table: TableRead, _: object = None) -> list[Finding]:

@@ -40,6 +40,11 @@ CODES: dict[str, Code] = {c.code: c for c in (
          f"{_PS} §2.6 (bad-file cases), §0.7"),
     Code("STALE_CHECKSUM", "error", "A Hadoop .crc sidecar does not match its data file",
          f"{_PS} §2.6 (bad-file cases: stale .crc), §0.7"),
+    Code("NAME_NOT_UTF8", "warning", "A data file's path holds bytes that are not UTF-8",
+         "Hadoop Path (a java.net.URI: Java strings cannot hold bytes that are not UTF-8)"),
+    Code("ENCRYPTED_COLUMNS", "info", "Files whose column metadata is encrypted: their statistics "
+         "are unknown without the keys", "parquet.thrift ColumnChunk.crypto_metadata (8), "
+         "encrypted_column_metadata (9); Parquet Modular Encryption (plaintext footer mode)"),
     Code("TABLE_HAS_NO_DATA", "warning", "No data file under the table's location: nothing was checked",
          "lake/discover.py (Spark's listing rules)"),
     Code("SPARK_MERGE_CONFLICT", "error", "spark.read with mergeSchema fails on the versions on disk",

@@ -60,6 +60,7 @@ from schemaguard.model import (
     TimestampType,
     TimeType,
     UuidType,
+    VariantType,
     canonical_json,
     make_metadata,
     visit,
@@ -119,6 +120,7 @@ _INEXPRESSIBLE: dict[PrimitiveType, str] = {
     FloatType(16): "Avro has no half-precision float",
     TimeType("ns"): "Avro has no time-nanos",
     Int96Type(): "INT96 has no Avro type (it is a Parquet writer convention)",
+    VariantType(): "Avro has no variant type",
 }
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -29,6 +29,8 @@ from schemaguard.model import (
     Field,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     Identity,
     Int96Type,
     IntType,
@@ -44,6 +46,7 @@ from schemaguard.model import (
     TimestampType,
     TimeType,
     UuidType,
+    VariantType,
     canonical_json,
     transform,
     visit,
@@ -65,6 +68,7 @@ _SIMPLE: dict[str, PrimitiveType] = {
     "json": JsonType(),
     "date": DateType(),
     "timestamp_int96": Int96Type(),
+    "variant": VariantType(),
 }
 for _bits in (8, 16, 32, 64):
     _SIMPLE[f"int{_bits}"] = IntType(_bits, True)
@@ -77,6 +81,9 @@ _NAMES: dict[PrimitiveType, str] = {t: n for n, t in _SIMPLE.items()}
 
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _FIXED = re.compile(r"fixed\(\s*(\d+)\s*\)")
+# geometry("EPSG:4326"), geography(null, "KARNEY"): parameters as JSON strings, since a CRS may
+# hold any character (PROJJSON, commas, parentheses).
+_GEO = re.compile(r"(geometry|geography)(?:\((.*)\))?", re.DOTALL)
 
 
 def type_name(t: PrimitiveType) -> str:
@@ -85,6 +92,12 @@ def type_name(t: PrimitiveType) -> str:
         return f"decimal({t.precision},{t.scale})"
     if isinstance(t, FixedType):
         return f"fixed({t.length})"
+    if isinstance(t, GeometryType):
+        return "geometry" if t.crs is None else f"geometry({json.dumps(t.crs)})"
+    if isinstance(t, GeographyType):
+        if t.crs is None and t.algorithm is None:
+            return "geography"
+        return f"geography({json.dumps(t.crs)}, {json.dumps(t.algorithm)})"
     name = _NAMES.get(t)
     if name is None:
         raise NotationError(f"no notation for type {t!r}")
@@ -102,7 +115,23 @@ def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
         return DecimalType(precision, scale)
     if m := _FIXED.fullmatch(text):
         return FixedType(int(m[1]))
+    if m := _GEO.fullmatch(text):
+        return _geo(m[1], m[2], where)
     raise NotationError(f"{where}: unknown type {text!r}")
+
+
+def _geo(kind: str, params: str | None, where: str) -> PrimitiveType:
+    try:
+        values = json.loads(f"[{params}]") if params is not None else []
+    except json.JSONDecodeError:
+        values = None
+    limit = 1 if kind == "geometry" else 2
+    if not isinstance(values, list) or len(values) > limit or not all(
+            v is None or isinstance(v, str) for v in values):
+        raise NotationError(f"{where}: {kind} takes up to {limit} JSON strings (or null), e.g. "
+                            f'{kind}("EPSG:4326")')
+    padded = [*values, None, None]
+    return GeometryType(padded[0]) if kind == "geometry" else GeographyType(padded[0], padded[1])
 
 
 class _Describe(SchemaVisitor[str, str]):

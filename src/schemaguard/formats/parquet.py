@@ -1,9 +1,13 @@
-"""One Parquet footer -> one `FileFooter`, at the Parquet level (not the Arrow level).
+"""One Parquet footer -> one `FileFooter`, read from the footer's own bytes.
 
-The schema part of a footer is parsed once per distinct footer schema (cached by pyarrow's
-printed schema tree, which holds every node's repetition, annotation and field id, plus Spark's
-schema from the key-value metadata); per file only the scalars and the statistics are read.
-That keeps the per-file cost close to pyarrow's own `read_metadata` (parquet-and-spark.md §4, §5).
+The file's tail is read once (as parquet-cpp does: the last 64 KiB, or the whole footer when it
+is longer) and its `FileMetaData` decoded by `formats/thrift.py`; no library's reading of the
+footer stands between the bytes and what is reported, so every logical type, converted type,
+name, field id, statistic and encryption marker is the one written. Field ids below are those of
+apache/parquet-format `src/main/thrift/parquet.thrift` (parquet-and-spark.md §1).
+
+The schema part of a footer is parsed once per distinct schema (keyed by its exact bytes, plus
+Spark's schema from the key-value metadata); per file only the row groups are decoded.
 
 Group shapes follow the Parquet LIST/MAP backward-compatibility rules (LogicalTypes.md, "Nested
 Types"): the standard 3-level list, legacy 2-level lists (`array`, `<name>_tuple`, a repeated
@@ -14,29 +18,19 @@ fields (a required list of required elements).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from struct import Struct
 from typing import Any, NamedTuple
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyarrow import fs as pafs
-from pyarrow._parquet import ParquetReader  # what pq.ParquetFile wraps; see _read_metadata
 
 from schemaguard.errors import first_line
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
-from schemaguard.formats.thrift import (
-    CONVERTED_LIST,
-    CONVERTED_MAP,
-    CONVERTED_MAP_KEY_VALUE,
-    SchemaElement,
-    ThriftError,
-    schema_elements,
-)
+from schemaguard.formats.thrift import ThriftError, decode_file_metadata, decode_struct
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -47,6 +41,8 @@ from schemaguard.model import (
     Field,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     Int96Type,
     IntType,
     JsonType,
@@ -59,12 +55,32 @@ from schemaguard.model import (
     TimeType,
     TimeUnit,
     UuidType,
+    VariantType,
     canonical_json,
 )
 
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 MAGIC = b"PAR1"
 ENCRYPTED_MAGIC = b"PARE"
+TAIL_BYTES = 64 * 1024  # read at once from the end of a file: parquet-cpp's default footer_read_size
+MAX_FOOTER_BYTES = 256 * 2**20  # a footer claiming more is corrupt: refused before allocating
+
+# parquet.thrift enums, by value.
+PHYSICAL_TYPES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
+                  "FIXED_LEN_BYTE_ARRAY")
+CONVERTED_TYPES = (
+    "UTF8", "MAP", "MAP_KEY_VALUE", "LIST", "ENUM", "DECIMAL", "DATE", "TIME_MILLIS", "TIME_MICROS",
+    "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "UINT_8", "UINT_16", "UINT_32", "UINT_64", "INT_8",
+    "INT_16", "INT_32", "INT_64", "JSON", "BSON", "INTERVAL",
+)
+REPETITIONS = ("REQUIRED", "OPTIONAL", "REPEATED")
+EDGE_ALGORITHMS = ("SPHERICAL", "VINCENTY", "THOMAS", "ANDOYER", "KARNEY")
+ENCRYPTION_ALGORITHMS = {1: "AES_GCM_V1", 2: "AES_GCM_CTR_V1"}
+# `LogicalType` union members without parameters, by field id (parameterised ones: _logical_label).
+SIMPLE_LOGICAL = {1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 6: "DATE", 11: "UNKNOWN", 12: "JSON",
+                  13: "BSON", 14: "UUID", 15: "FLOAT16", 19: "FILE"}
+_TIME_UNITS: dict[int, tuple[str, TimeUnit]] = {1: ("MILLIS", "ms"), 2: ("MICROS", "us"),
+                                                3: ("NANOS", "ns")}
 
 
 class UnreadableFile(Exception):
@@ -75,35 +91,43 @@ class UnreadableFile(Exception):
         self.reason = reason
 
 
+def _corrupt(why: str) -> UnreadableFile:
+    return UnreadableFile(f"corrupt footer: {why}")
+
+
 @dataclass(frozen=True, slots=True)
 class ParquetColumn:
     """What the footer says about one leaf column, beyond the model type."""
 
-    path: str  # model path, e.g. `items[].price`
+    path: str  # model path, e.g. `items[].price`; inside a variant, the variant's own path
     parquet_path: tuple[str, ...]  # the Parquet node names, e.g. ("items", "list", "element", "price")
     physical_type: str  # BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY
     type_length: int | None  # FIXED_LEN_BYTE_ARRAY width
-    logical_type: str | None  # e.g. TIMESTAMP(MICROS,utc), DECIMAL(12,2), STRING, INT(16,signed)
-    converted_type: str | None  # legacy annotation, e.g. UTF8, TIMESTAMP_MICROS, DECIMAL
+    logical_type: str | None  # as written, e.g. TIMESTAMP(MICROS,utc), DECIMAL(12,2), FIELD_25
+    converted_type: str | None  # as written, e.g. UTF8, TIMESTAMP_MICROS, DECIMAL
     precision: int | None
     scale: int | None
     repetition: str  # REQUIRED, OPTIONAL, REPEATED
     field_id: int | None
     max_definition_level: int
     max_repetition_level: int
-    # nearest list/map shape: list:3-level, list:2-level, map, map:MAP_KEY_VALUE, repeated
+    # nearest list/map shape: list:3-level, list:2-level, map, map:MAP_KEY_VALUE, map:key-only,
+    # repeated, variant
     container: str | None
 
 
 class LeafStats(NamedTuple):
     """Statistics of one leaf aggregated over row groups. `min`/`max` are physical values made
     comparable: integers (also for dates, timestamps, times and unscaled decimals), floats,
-    booleans or bytes; `complete` is False when some row group lacked them."""
+    booleans or bytes; `complete` is False when some row group lacked them (or the column is
+    encrypted); `exact` is False when a writer marked a bound inexact (a truncated string), None
+    when no row group said."""
 
     null_count: int | None
     min: Any
     max: Any
     complete: bool
+    exact: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +140,7 @@ class FooterSchema:
     spark_schema_json: str | None
     spark_schema_error: str | None
     fingerprint: str
-    stat_kinds: tuple[str, ...]  # per leaf, how to make raw min/max comparable (see _stat_kinds)
+    stat_kinds: tuple[str, ...]  # per leaf, how to decode its min/max bytes (see _stat_kind)
 
 
 class FileFooter(NamedTuple):
@@ -134,6 +158,7 @@ class FileFooter(NamedTuple):
     footer: FooterSchema
     stats: tuple[LeafStats, ...]
     kv_keys: tuple[str, ...]
+    encrypted: tuple[str, ...] = ()  # leaf paths whose column metadata is encrypted in this file
 
     @property
     def schema(self) -> Schema:
@@ -160,30 +185,34 @@ def read_footer(
     """Read one file's footer. Raises `UnreadableFile` with a reason a person understands."""
     if size == 0:
         raise UnreadableFile("zero-byte file (an unfinished or failed write)")
-    if filesystem is None:
-        _regular_file(path)
+    actual, data = _local_footer(path) if filesystem is None else _remote_footer(path, filesystem)
     try:
-        md = _read_metadata(path, filesystem)
-    except FileNotFoundError:
-        raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
-    except PermissionError:
-        raise UnreadableFile("cannot be opened: permission denied") from None
-    except (OSError, pa.ArrowException) as e:
-        raise UnreadableFile(_diagnose(path, filesystem, e)) from None
-    kv = md.metadata or {}
-    footer = _known_footer(md.schema, kv.get(SPARK_SCHEMA_KEY), lambda: _footer_bytes(path, filesystem))
+        meta, raw_schema = decode_file_metadata(data, _RECENT)
+    except ThriftError as e:
+        raise _corrupt(str(e)) from None
+    kv = _key_values(meta.get(5))
+    footer = _known_footer(raw_schema, meta[2], kv.get(SPARK_SCHEMA_KEY))
+    rows = meta.get(3)
+    if not isinstance(rows, int) or rows < 0:
+        raise _corrupt(f"the file claims {rows} rows")
+    groups = meta.get(4)
+    if not isinstance(groups, list):
+        raise _corrupt("no row group list")
+    stats, encrypted = _statistics(groups, footer)
+    created_by = meta.get(6)
     return FileFooter(  # positional: this runs once per file, keywords cost measurably
         path,
         path if rel is None else rel,
         partition,
-        _size(path, filesystem) if size is None else size,
+        actual,
         mtime,
-        md.num_rows,
-        md.num_row_groups,
-        _shared(md.created_by),
+        rows,
+        len(groups),
+        _text(created_by) if isinstance(created_by, bytes) else None,
         footer,
-        _statistics(md, footer.stat_kinds),
+        stats,
         _kv_keys(tuple(kv)),
+        encrypted,
     )
 
 
@@ -199,140 +228,146 @@ def _kv_keys(raw: tuple[bytes, ...]) -> tuple[str, ...]:
     return found
 
 
-def _shared(value: Any) -> Any:
-    """One object for equal values that repeat in every footer (writer, key-value keys), so a
-    chunk of footers pickles each once."""
-    return _SHARED.setdefault(value, value)
+def _text(raw: bytes) -> str:
+    """Bytes that should be UTF-8 as text, one object per distinct value (the writer repeats in
+    every footer, and a chunk of footers then pickles it once); bad bytes become U+FFFD."""
+    found = _SHARED.get(raw)
+    if found is None:
+        found = _SHARED[raw] = raw.decode("utf-8", "replace")
+    return str(found)
 
 
-def _read_metadata(path: str, filesystem: pafs.FileSystem | None) -> pq.FileMetaData:
-    """The footer alone. `pq.read_metadata` goes through `ParquetFile`, whose Python set-up (path
-    resolution, the nested-path maps it builds for reading data) costs as much as the footer read
-    itself on small files; pyarrow's own reader class does only the read (bench/footer_scan.py)."""
-    reader = ParquetReader()
-    if filesystem is None:
-        reader.open(path)
-    else:
-        with filesystem.open_input_file(path) as f:
-            reader.open(f)
-    return reader.metadata
+def _key_values(raw: Any) -> dict[bytes, bytes | None]:
+    """`key_value_metadata`: a list of KeyValue {1: key, 2: value}."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list) or not all(isinstance(kv, dict) and isinstance(kv.get(1), bytes)
+                                            for kv in raw):
+        raise _corrupt("malformed key-value metadata")
+    return {kv[1]: kv.get(2) if isinstance(kv.get(2), bytes) else None for kv in raw}
 
 
-def _regular_file(path: str) -> None:
-    """A local path must be a regular file with a UTF-8 name: opening a FIFO blocks forever (it can
-    replace a listed file at any time), and pyarrow opens only UTF-8 paths."""
+def _local_footer(path: str) -> tuple[int, bytes]:
+    """A local file's size and footer bytes. Opened non-blocking and checked with fstat: opening
+    a FIFO that took a listed file's place would otherwise block forever. Names that are not UTF-8
+    arrive as surrogate-escaped text, which `os` opens as the original bytes."""
     try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UnreadableFile("name is not valid UTF-8: pyarrow cannot open it") from None
-    try:
-        mode = os.stat(path).st_mode
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
     except PermissionError:
         raise UnreadableFile("cannot be opened: permission denied") from None
-    if not stat.S_ISREG(mode):
-        raise UnreadableFile("not a regular file (a FIFO, socket or device took its place)")
-
-
-def _size(path: str, filesystem: pafs.FileSystem | None) -> int:
-    fs, p = (filesystem, path) if filesystem else pafs.FileSystem.from_uri(_as_uri(path))
-    return int(fs.get_file_info(p).size or 0)
-
-
-def _diagnose(path: str, filesystem: pafs.FileSystem | None, error: Exception) -> str:
-    """Tell truncated files from non-Parquet files from corrupt footers by their magic bytes."""
+    except OSError as e:
+        raise UnreadableFile(f"cannot be opened: {e.strerror or first_line(e)}") from None
     try:
-        fs, p = (filesystem, path) if filesystem else pafs.FileSystem.from_uri(_as_uri(path))
-        with fs.open_input_file(p) as f:
-            n = f.size()
-            head = f.read_at(4, 0) if n >= 4 else b""
-            window = min(n - 4, 65536)  # the end of the file, for a footer that is not at the end
-            end = f.read_at(window, n - window) if n >= 8 else b""
-            tail = end[-4:]
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile("not a regular file (a FIFO, socket or device took its place)")
+        return st.st_size, _footer_bytes(st.st_size, lambda n, at: os.pread(fd, n, at))
+    except OSError as e:
+        raise UnreadableFile(f"cannot be read: {e.strerror or first_line(e)}") from None
+    finally:
+        os.close(fd)
+
+
+def _remote_footer(path: str, filesystem: pafs.FileSystem) -> tuple[int, bytes]:
+    try:
+        with filesystem.open_input_file(path) as f:
+            size = f.size()
+            return size, _footer_bytes(size, lambda n, at: bytes(f.read_at(n, at)))
     except FileNotFoundError:
-        return "vanished: listed, but gone when its footer was read"
-    except (OSError, pa.ArrowException) as e:
-        return f"cannot be opened: {first_line(e)}"
-    if n < 12:
-        return f"too small to be Parquet ({n} bytes)"
-    if tail == ENCRYPTED_MAGIC:
-        return "encrypted footer (PARE): cannot be read without its key"
-    if head != MAGIC and tail != MAGIC:
+        raise UnreadableFile("vanished: listed, but gone when its footer was read") from None
+    except PermissionError:
+        raise UnreadableFile("cannot be opened: permission denied") from None
+    except OSError as e:
+        raise UnreadableFile(f"cannot be read: {first_line(e)}") from None
+
+
+def _footer_bytes(size: int, read_at: Callable[[int, int], bytes]) -> bytes:
+    """The serialized FileMetaData: the tail read once, its claimed length checked against the
+    file and a cap before anything larger is read; files that are not plain Parquet named."""
+    if size == 0:
+        raise UnreadableFile("zero-byte file (an unfinished or failed write)")
+    if size < 12:
+        raise UnreadableFile(f"too small to be Parquet ({size} bytes)")
+    n = min(size, TAIL_BYTES)
+    tail = read_at(n, size - n)
+    if len(tail) < n:
+        raise UnreadableFile("truncated while being read (the file shrank)")
+    if tail[-4:] != MAGIC:
+        # The head magic is not evidence of a footer: look for PAR1 only after it.
+        raise UnreadableFile(_not_parquet(tail[4:] if n == size else tail, read_at(4, 0)))
+    length = int.from_bytes(tail[-8:-4], "little")
+    if not 0 < length <= size - 12 or length > MAX_FOOTER_BYTES:
+        raise _corrupt(f"a footer length of {length} bytes in a file of {size}")
+    if length + 8 <= n:
+        return tail[n - 8 - length:n - 8]
+    return read_at(length, size - 8 - length)
+
+
+def _not_parquet(tail: bytes, head: bytes) -> str:
+    """Why a file that does not end in PAR1 is no plain Parquet file, from its magic bytes."""
+    if tail[-4:] == ENCRYPTED_MAGIC:
+        return f"encrypted footer (PARE{_algorithm(tail)}): cannot be read without its key"
+    if head != MAGIC:
         return "not a Parquet file (no PAR1 magic at head or tail)"
-    if head == MAGIC and tail != MAGIC:
-        if MAGIC in end:
-            return "bytes appended after the footer: the file does not end in PAR1"
-        return "truncated: starts as Parquet but has no footer (the write did not finish)"
-    return f"corrupt footer: {first_line(error)}"
+    if MAGIC in tail:
+        return "bytes appended after the footer: the file does not end in PAR1"
+    return "truncated: starts as Parquet but has no footer (the write did not finish)"
 
 
-def _as_uri(path: str) -> str:
-    return path if "://" in path else "file://" + path
+def _algorithm(tail: bytes) -> str:
+    """`, AES_GCM_V1` from an encrypted footer's plaintext FileCryptoMetaData, when readable."""
+    length = int.from_bytes(tail[-8:-4], "little")
+    if not 0 < length <= len(tail) - 8:
+        return ""
+    try:
+        crypto, _ = decode_struct(tail, len(tail) - 8 - length)
+    except ThriftError:
+        return ""
+    member = next(iter(crypto.get(1) or {}), None) if isinstance(crypto.get(1), dict) else None
+    return f", {ENCRYPTION_ALGORITHMS.get(member, f'algorithm {member}')}" if member else ""
 
 
 # ---------------------------------------------------------------------------------------------
-# The schema part, parsed once per distinct (printed schema, Spark schema)
+# The schema part, parsed once per distinct (schema bytes, Spark schema)
 
 
 # Bounded by the number of distinct footer schemas in a process, which is small even on huge lakes.
 _FOOTERS: dict[tuple[bytes, bytes | None], FooterSchema] = {}
-
-
-_RECENT: list[tuple[pq.ParquetSchema, bytes | None, FooterSchema]] = []  # most recent first
+_ELEMENTS: dict[bytes, list[dict[int, Any]]] = {}
+_RECENT: list[bytes] = []  # schema bytes seen lately, most recent first: compared before decoding
 RECENT_SCHEMAS = 8
-MAX_FOOTER_BYTES = 256 * 2**20  # a footer claiming more is corrupt: refused before allocating
 
 
-def _known_footer(pq_schema: pq.ParquetSchema, spark_json: bytes | None,
-                  footer_bytes: Callable[[], bytes]) -> FooterSchema:
-    """The footer schema of a file, comparing its Parquet schema structurally (C++, well under a
-    microsecond) with the few seen last before decoding the footer's bytes: files of one table
-    share a handful of schemas, so the footer bytes are read again only for a schema not seen
-    lately."""
-    for i, (seen, seen_spark, found) in enumerate(_RECENT):
-        if seen_spark == spark_json and seen.equals(pq_schema):
-            if i:
-                _RECENT.insert(0, _RECENT.pop(i))
-            return found
-    try:
-        elements, raw = schema_elements(footer_bytes())
-    except ThriftError as e:
-        raise UnreadableFile(f"corrupt footer: {e}") from None
-    key = (raw, spark_json)
-    if key not in _FOOTERS:
-        _FOOTERS[key] = _parse_footer_schema(elements, spark_json, pq_schema)
-    found = _FOOTERS[key]
-    _RECENT.insert(0, (pq_schema, spark_json, found))
-    del _RECENT[RECENT_SCHEMAS:]
+def _known_footer(raw: bytes, decoded: list[Any] | None, spark_json: bytes | None) -> FooterSchema:
+    """The footer schema for these schema bytes (decoded now, or skipped because they equal a
+    recent schema's) and this Spark schema."""
+    found = _FOOTERS.get((raw, spark_json))
+    if found is None:
+        elements = _ELEMENTS.get(raw) if decoded is None else decoded
+        if elements is None:
+            raise _corrupt("schema bytes matched a schema no longer cached")  # cannot happen
+        _ELEMENTS[raw] = elements
+        found = _FOOTERS[(raw, spark_json)] = _parse_footer_schema(elements, spark_json)
+    if not _RECENT or _RECENT[0] != raw:
+        if raw in _RECENT:
+            _RECENT.remove(raw)
+        _RECENT.insert(0, raw)
+        del _RECENT[RECENT_SCHEMAS:]
     return found
 
 
 def forget_footer_schemas() -> None:
     """Empty every per-process cache of footer parts (for benchmarks that time a cold scan)."""
-    for cache in (_RECENT, _FOOTERS, _SHARED, _KV_KEYS):
+    for cache in (_RECENT, _FOOTERS, _ELEMENTS, _SHARED, _KV_KEYS):
         cache.clear()
 
 
-def _footer_bytes(path: str, filesystem: pafs.FileSystem | None) -> bytes:
-    """The serialized FileMetaData at the end of the file, its claimed length checked before reading."""
-    fs, p = (filesystem, path) if filesystem else (pafs.LocalFileSystem(), path)
-    with fs.open_input_file(p) as f:
-        size = f.size()
-        tail = f.read_at(8, size - 8) if size >= 8 else b""
-        length = int.from_bytes(tail[:4], "little") if len(tail) == 8 else -1
-        if not 0 < length <= min(size - 12, MAX_FOOTER_BYTES):
-            raise UnreadableFile(f"corrupt footer: a footer length of {length} bytes in a file of {size}")
-        return bytes(f.read_at(length, size - 8 - length))
-
-
-def _parse_footer_schema(
-    elements: list[SchemaElement], spark_json: bytes | None, pq_schema: pq.ParquetSchema
-) -> FooterSchema:
-    leaves = [pq_schema.column(i) for i in range(len(pq_schema))]
+def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> FooterSchema:
     root = _tree(elements)
     columns: list[ParquetColumn] = []
-    fields = tuple(_to_field(child, "", (), None, leaves, columns) for child in root.children)
+    fields = tuple(_to_field(child, "", (), None, columns) for child in root.children)
     schema = Schema(fields)
     spark_schema = spark_error = spark_text = None
     if spark_json is not None:
@@ -348,113 +383,175 @@ def _parse_footer_schema(
     }
     digest = hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:16]
     return FooterSchema(schema, tuple(columns), spark_schema, spark_text, spark_error, digest,
-                        _stat_kinds(columns))
+                        tuple(_stat_kind(c) for c in columns))
 
 
 def _physical_key(c: ParquetColumn) -> list[Any]:
     """What makes two leaves with the same model type differ on disk (backing, annotation, shape)."""
-    return [c.path, c.physical_type, c.type_length, c.logical_type, c.converted_type, c.container]
+    return [c.path, c.parquet_path, c.physical_type, c.type_length, c.logical_type, c.converted_type,
+            c.container]
+
+
+@dataclass(frozen=True, slots=True)
+class _Element:
+    """One `SchemaElement` (fields 1-10) as written; `logical` is the LogicalType union's member
+    id and body, `converted` the ConvertedType value."""
+
+    name: str  # the bytes as written, decoded as UTF-8 with replacement characters
+    physical: int | None
+    type_length: int | None
+    repetition: str
+    num_children: int | None
+    converted: int | None
+    scale: int | None
+    precision: int | None
+    field_id: int | None
+    logical: tuple[int, dict[int, Any]] | None
+
+
+def _element(e: Any, index: int) -> _Element:
+    if not isinstance(e, dict) or not isinstance(e.get(4), bytes):
+        raise _corrupt(f"schema element {index} has no name")
+
+    def number(fid: int) -> int | None:
+        v = e.get(fid)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    repetition = number(3)
+    union = e.get(10)
+    logical = None
+    if isinstance(union, dict) and union:
+        member = next(iter(union))
+        body = union[member]
+        logical = (member, body if isinstance(body, dict) else {})
+    return _Element(
+        name=e[4].decode("utf-8", "replace"),
+        physical=number(1),
+        type_length=number(2),
+        repetition=REPETITIONS[repetition] if repetition in (0, 1, 2) else "REQUIRED",
+        num_children=number(5),
+        converted=number(6),
+        scale=number(7),
+        precision=number(8),
+        field_id=number(9),
+        logical=logical,
+    )
 
 
 @dataclass
 class _Node:
-    name: str
-    repetition: str
-    field_id: int | None
-    annotation: str | None  # LIST, MAP or MAP_KEY_VALUE on a group, by its logical or converted type
+    element: _Element
     children: list[_Node]
-    leaf: int | None  # index into the footer's leaf columns
+    leaf: bool
+    definition: int  # max definition level of this node
+    repetition_level: int  # max repetition level of this node
+
+    @property
+    def name(self) -> str:
+        return self.element.name
+
+    @property
+    def repetition(self) -> str:
+        return self.element.repetition
+
+    def annotation(self) -> str | None:
+        """LIST, MAP, MAP_KEY_VALUE or VARIANT on a group, by its logical or converted type."""
+        member = self.element.logical[0] if self.element.logical else None
+        converted = self.element.converted
+        if member == 3 or converted == 3:
+            return "LIST"
+        if member == 2 or converted == 1:
+            return "MAP"
+        if member == 16:
+            return "VARIANT"
+        return "MAP_KEY_VALUE" if converted == 2 else None
 
 
-def _tree(elements: list[SchemaElement]) -> _Node:
-    """The schema list (depth first, each group followed by its `num_children` children) as a tree;
-    names are the bytes as written, decoded as UTF-8 with replacement characters."""
-    position = 0
-    next_leaf = 0
-
-    def node() -> _Node:
-        nonlocal position, next_leaf
-        if position >= len(elements):
-            raise UnreadableFile("corrupt footer: the schema list ends inside a group")
-        e = elements[position]
-        position += 1
-        name = e.name.decode("utf-8", "replace")
-        repetition = e.repetition or "REQUIRED"
-        if e.num_children is None:
-            next_leaf += 1
-            return _Node(name, repetition, e.field_id, None, [], next_leaf - 1)
-        children = [node() for _ in range(e.num_children)]
-        return _Node(name, repetition, e.field_id, _group_annotation(e), children, None)
-
-    root = node()
-    if position != len(elements):
-        raise UnreadableFile("corrupt footer: schema elements beyond the root's children")
+def _tree(raw: list[Any]) -> _Node:
+    """The schema list (depth first, each group followed by its `num_children` children) as a
+    tree, with each node's definition and repetition levels. Iterative: a footer may nest as deep
+    as its bytes allow."""
+    elements = [_element(e, i) for i, e in enumerate(raw)]
+    root_element = elements[0]
+    root = _Node(root_element, [], False, 0, 0)
+    stack: list[tuple[_Node, int]] = [(root, root_element.num_children or 0)]
+    for position, e in enumerate(elements[1:], 1):
+        while stack and len(stack[-1][0].children) == stack[-1][1]:
+            stack.pop()
+        if not stack:
+            raise _corrupt(f"schema element {position} is beyond the root's children")
+        parent = stack[-1][0]
+        leaf = e.num_children is None or (e.num_children == 0 and e.physical is not None)
+        if leaf and e.physical is None:
+            raise _corrupt(f"leaf {e.name!r} has no physical type")
+        node = _Node(e, [], leaf, parent.definition + (e.repetition != "REQUIRED"),
+                     parent.repetition_level + (e.repetition == "REPEATED"))
+        parent.children.append(node)
+        if not leaf:
+            stack.append((node, e.num_children or 0))
+    if any(len(n.children) != count for n, count in stack):
+        raise _corrupt("the schema list ends inside a group")
     return root
 
 
-def _group_annotation(e: SchemaElement) -> str | None:
-    if e.logical_type == "LIST" or e.converted_type == CONVERTED_LIST:
-        return "LIST"
-    if e.logical_type == "MAP" or e.converted_type == CONVERTED_MAP:
-        return "MAP"
-    return "MAP_KEY_VALUE" if e.converted_type == CONVERTED_MAP_KEY_VALUE else None
-
-
-def _to_field(
-    node: _Node,
-    parent: str,
-    parquet_parent: tuple[str, ...],
-    container: str | None,
-    leaves: list[Any],
-    out: list[ParquetColumn],
-) -> Field:
+def _to_field(node: _Node, parent: str, parquet_parent: tuple[str, ...], container: str | None,
+              out: list[ParquetColumn]) -> Field:
     path = f"{parent}.{node.name}" if parent else node.name
     ppath = (*parquet_parent, node.name)
     if node.repetition == "REPEATED":
         # A repeated field outside LIST/MAP: a required list of required elements.
-        element = _to_type(node, path + "[]", ppath, "repeated", leaves, out)
-        return Field(node.name, ListType(element, False), False, node.field_id)
-    t = _to_type(node, path, ppath, container, leaves, out)
-    return Field(node.name, t, node.repetition == "OPTIONAL", node.field_id)
+        element = _to_type(node, path + "[]", ppath, "repeated", out)
+        return Field(node.name, ListType(element, False), False, node.element.field_id)
+    t = _to_type(node, path, ppath, container, out)
+    return Field(node.name, t, node.repetition == "OPTIONAL", node.element.field_id)
 
 
-def _to_type(
-    node: _Node,
-    path: str,
-    ppath: tuple[str, ...],
-    container: str | None,
-    leaves: list[Any],
-    out: list[ParquetColumn],
-) -> DataType:
-    if node.leaf is not None:
-        col = leaves[node.leaf]
-        out.append(_column(col, node, path, ppath, container))
-        return _leaf_type(col)
-    if node.annotation == "LIST" and len(node.children) == 1:
-        return _list_type(node, path, ppath, leaves, out)
-    if node.annotation in ("MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
+def _to_type(node: _Node, path: str, ppath: tuple[str, ...], container: str | None,
+             out: list[ParquetColumn]) -> DataType:
+    if node.leaf:
+        out.append(_column(node, path, ppath, container))
+        return _leaf_type(node.element)
+    annotation = node.annotation()
+    if annotation == "VARIANT":
+        _variant_columns(node, path, ppath, out)
+        return VariantType()
+    if annotation == "LIST" and len(node.children) == 1:
+        return _list_type(node, path, ppath, out)
+    if annotation in ("MAP", "MAP_KEY_VALUE") and len(node.children) == 1:
         kv = node.children[0]
         if kv.repetition == "REPEATED" and len(kv.children) == 2:
             # Legacy writers annotate the repeated group too (MAP_KEY_VALUE, or MAP).
-            legacy = "MAP_KEY_VALUE" in (node.annotation, kv.annotation) or kv.annotation == "MAP"
+            legacy = "MAP_KEY_VALUE" in (annotation, kv.annotation()) or kv.annotation() == "MAP"
             shape = "map:MAP_KEY_VALUE" if legacy else "map"
             kpath = (*ppath, kv.name)
-            key = _to_type(kv.children[0], path + "{key}", (*kpath, kv.children[0].name), shape,
-                           leaves, out)
-            value_node = kv.children[1]
-            value = _to_type(value_node, path + "{value}", (*kpath, value_node.name), shape,
-                             leaves, out)
+            key_node, value_node = kv.children
+            key = _to_type(key_node, path + "{key}", (*kpath, key_node.name), shape, out)
+            value = _to_type(value_node, path + "{value}", (*kpath, value_node.name), shape, out)
             return MapType(key, value, value_node.repetition == "OPTIONAL")
-    return StructType(tuple(_to_field(c, path, ppath, container, leaves, out) for c in node.children))
+        if kv.repetition == "REPEATED" and len(kv.children) == 1:
+            # A key-only map (a set; LogicalTypes.md allows it): no model map has no value, so it
+            # stays a list of its keys' group, and its layout says what the footer holds.
+            return ListType(_to_type(kv, path + "[]", (*ppath, kv.name), "map:key-only", out), False)
+    return StructType(tuple(_to_field(c, path, ppath, container, out) for c in node.children))
 
 
-def _list_type(
-    node: _Node, path: str, ppath: tuple[str, ...], leaves: list[Any], out: list[ParquetColumn]
-) -> ListType:
+def _variant_columns(node: _Node, path: str, ppath: tuple[str, ...], out: list[ParquetColumn]) -> None:
+    """The physical leaves of a VARIANT group (metadata, value, shredded typed_value...) in the
+    footer's order, each a column of the variant's own path: Spark reads the group as one value."""
+    stack = [(child, (*ppath, child.name)) for child in reversed(node.children)]
+    while stack:
+        n, p = stack.pop()
+        if n.leaf:
+            out.append(_column(n, path, p, "variant"))
+        else:
+            stack.extend((child, (*p, child.name)) for child in reversed(n.children))
+
+
+def _list_type(node: _Node, path: str, ppath: tuple[str, ...], out: list[ParquetColumn]) -> ListType:
     rep = node.children[0]
     rpath = (*ppath, rep.name)
     two_level = (
-        rep.leaf is not None
+        rep.leaf
         or len(rep.children) > 1
         or (len(rep.children) == 1 and rep.children[0].repetition == "REPEATED")
         or rep.name in ("array", node.name + "_tuple")
@@ -463,138 +560,230 @@ def _list_type(
         # The repeated field itself is the (required) element, with its own annotation: a
         # primitive, a struct, or a LIST/MAP group (Spark's legacy `array(array(..))` writes
         # `repeated group array (LIST) { repeated int32 array; }`).
-        return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", leaves, out), False)
+        return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", out), False)
     element = rep.children[0]
-    etype = _to_type(element, path + "[]", (*rpath, element.name), "list:3-level", leaves, out)
+    etype = _to_type(element, path + "[]", (*rpath, element.name), "list:3-level", out)
     return ListType(etype, element.repetition == "OPTIONAL")
 
 
-def _column(col: Any, node: _Node, path: str, ppath: tuple[str, ...], container: str | None) -> ParquetColumn:
-    converted = col.converted_type
+def _column(node: _Node, path: str, ppath: tuple[str, ...], container: str | None) -> ParquetColumn:
+    e = node.element
+    physical = _physical(e)
+    decimal = _decimal(e)
+    converted = e.converted
     return ParquetColumn(
         path=path,
         parquet_path=ppath,
-        physical_type=col.physical_type,
-        type_length=col.length if col.physical_type == "FIXED_LEN_BYTE_ARRAY" else None,
-        logical_type=_logical_label(col),
-        converted_type=None if converted == "NONE" else converted,
-        precision=col.precision if col.precision >= 0 else None,
-        scale=col.scale if col.precision >= 0 else None,
-        repetition=node.repetition,
-        field_id=node.field_id,
-        max_definition_level=col.max_definition_level,
-        max_repetition_level=col.max_repetition_level,
+        physical_type=physical,
+        type_length=e.type_length if physical == "FIXED_LEN_BYTE_ARRAY" else None,
+        logical_type=_logical_label(e),
+        converted_type=_converted_label(converted),
+        precision=decimal.precision if decimal else None,
+        scale=decimal.scale if decimal else None,
+        repetition=e.repetition,
+        field_id=e.field_id,
+        max_definition_level=node.definition,
+        max_repetition_level=node.repetition_level,
         container=container,
     )
 
 
-_UNITS: dict[str, TimeUnit] = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
-_PARQUET_UNITS = {"milliseconds": "MILLIS", "microseconds": "MICROS", "nanoseconds": "NANOS"}
-
-
-def _logical_label(col: Any) -> str | None:
-    doc = json.loads(col.logical_type.to_json())
-    kind = doc.pop("Type")
-    if kind == "None":
+def _converted_label(value: int | None) -> str | None:
+    if value is None:
         return None
-    if kind == "Null" and col.physical_type == "FIXED_LEN_BYTE_ARRAY" and col.length == 12:
-        return "INTERVAL"  # pyarrow shows the legacy INTERVAL converted type as an unknown type
-    if kind in ("Timestamp", "Time"):
-        unit = _PARQUET_UNITS[doc["timeUnit"]]
-        return f"{kind.upper()}({unit},{'utc' if doc['isAdjustedToUTC'] else 'local'})"
-    if kind == "Decimal":
-        return f"DECIMAL({doc['precision']},{doc['scale']})"
-    if kind == "Int":
-        return f"INT({doc['bitWidth']},{'signed' if doc['isSigned'] else 'unsigned'})"
-    return str(kind).upper()
+    return CONVERTED_TYPES[value] if 0 <= value < len(CONVERTED_TYPES) else f"CONVERTED_{value}"
 
 
-def _leaf_type(col: Any) -> DataType:
-    """Model type of a leaf from its physical type and annotation (LogicalTypes.md table)."""
-    physical = col.physical_type
-    lt = json.loads(col.logical_type.to_json())
-    kind = lt["Type"]
-    if kind == "Decimal":
-        return DecimalType(lt["precision"], lt["scale"])
-    if kind == "Int":
-        return IntType(lt["bitWidth"], lt["isSigned"])
-    if kind == "Timestamp":
-        return TimestampType(_UNITS[lt["timeUnit"]], lt["isAdjustedToUTC"])
-    if kind == "Time":
-        return TimeType(_UNITS[lt["timeUnit"]])
-    simple: dict[str, DataType] = {
-        "String": StringType(), "Enum": EnumType(()), "JSON": JsonType(), "BSON": BinaryType(),
-        "Date": DateType(), "UUID": UuidType(), "Float16": FloatType(16),
-    }
-    if kind in simple:
-        return simple[kind]
-    by_physical: dict[str, DataType] = {
-        "BOOLEAN": BooleanType(), "INT32": IntType(32), "INT64": IntType(64), "INT96": Int96Type(),
-        "FLOAT": FloatType(32), "DOUBLE": FloatType(64), "BYTE_ARRAY": BinaryType(),
-    }
+def _physical(e: _Element) -> str:
+    if e.physical is None or not 0 <= e.physical < len(PHYSICAL_TYPES):
+        raise _corrupt(f"leaf {e.name!r} has physical type {e.physical}, not one parquet.thrift defines")
+    return PHYSICAL_TYPES[e.physical]
+
+
+def _decimal(e: _Element) -> DecimalType | None:
+    """DECIMAL(p,s) from the logical type, else from the converted type and the element's fields."""
+    if e.logical and e.logical[0] == 5:
+        body = e.logical[1]
+        precision, scale = body.get(2), body.get(1)
+    elif e.converted == 5:
+        precision, scale = e.precision, e.scale if e.scale is not None else 0
+    else:
+        return None
+    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision:
+        raise _corrupt(f"leaf {e.name!r} is a DECIMAL with precision {precision} and scale {scale}")
+    return DecimalType(precision, scale)
+
+
+def _logical_label(e: _Element) -> str | None:
+    """The LogicalType union member as written: `TIMESTAMP(MICROS,local)`, `GEOGRAPHY(crs=...,
+    algorithm=KARNEY)`, `FIELD_25` for a member this code has no name for."""
+    if e.logical is None:
+        return None
+    member, body = e.logical
+    if member in SIMPLE_LOGICAL:
+        return SIMPLE_LOGICAL[member]
+    if member == 5:
+        return f"DECIMAL({body.get(2)},{body.get(1)})"
+    if member in (7, 8):
+        unit = _TIME_UNITS.get(next(iter(body.get(2) or {}), 0), ("?", "us"))[0]
+        return f"{'TIME' if member == 7 else 'TIMESTAMP'}({unit},{'utc' if body.get(1) else 'local'})"
+    if member == 10:
+        return f"INT({body.get(1)},{'signed' if body.get(2) else 'unsigned'})"
+    if member == 16:
+        version = body.get(1)
+        return "VARIANT" if version is None else f"VARIANT({version})"
+    if member in (17, 18):
+        params = []
+        if isinstance(body.get(1), bytes):
+            params.append(f"crs={_text(body[1])}")
+        if member == 18 and isinstance(body.get(2), int):
+            params.append(f"algorithm={_edge_algorithm(body[2])}")
+        name = "GEOMETRY" if member == 17 else "GEOGRAPHY"
+        return f"{name}({', '.join(params)})" if params else name
+    return f"FIELD_{member}"
+
+
+def _edge_algorithm(value: int) -> str:
+    return EDGE_ALGORITHMS[value] if 0 <= value < len(EDGE_ALGORITHMS) else f"ALGORITHM_{value}"
+
+
+_CONVERTED_MODEL: dict[int, DataType] = {
+    0: StringType(), 4: EnumType(()), 6: DateType(), 7: TimeType("ms"), 8: TimeType("us"),
+    9: TimestampType("ms", True), 10: TimestampType("us", True),  # legacy timestamps mean UTC
+    11: IntType(8, False), 12: IntType(16, False), 13: IntType(32, False), 14: IntType(64, False),
+    15: IntType(8), 16: IntType(16), 17: IntType(32), 18: IntType(64), 19: JsonType(), 20: BinaryType(),
+}
+_LOGICAL_MODEL: dict[int, DataType] = {
+    1: StringType(), 4: EnumType(()), 6: DateType(), 12: JsonType(), 13: BinaryType(), 14: UuidType(),
+    15: FloatType(16),
+}
+_PHYSICAL_MODEL: tuple[DataType, ...] = (
+    BooleanType(), IntType(32), IntType(64), Int96Type(), FloatType(32), FloatType(64), BinaryType(),
+)
+
+
+def _leaf_type(e: _Element) -> DataType:
+    """Model type of a leaf: its logical type, else its converted type, else its physical type
+    (LogicalTypes.md). UNKNOWN (always null) and members this code does not know keep the
+    physical type, as Spark reads UNKNOWN on INT32 as int (parquet-and-spark.md §2.4)."""
+    decimal = _decimal(e)
+    if decimal:
+        return decimal
+    if e.logical:
+        member, body = e.logical
+        if member in _LOGICAL_MODEL:
+            return _LOGICAL_MODEL[member]
+        if member == 10 and isinstance(body.get(1), int):
+            return IntType(body[1], bool(body.get(2)))
+        if member in (7, 8):
+            unit = _TIME_UNITS.get(next(iter(body.get(2) or {}), 0), ("", "us"))[1]
+            return TimeType(unit) if member == 7 else TimestampType(unit, bool(body.get(1)))
+        if member == 17:
+            return GeometryType(_text(body[1]) if isinstance(body.get(1), bytes) else None)
+        if member == 18:
+            crs = _text(body[1]) if isinstance(body.get(1), bytes) else None
+            return GeographyType(crs, _edge_algorithm(body[2]) if isinstance(body.get(2), int) else None)
+    elif e.converted in _CONVERTED_MODEL:
+        return _CONVERTED_MODEL[e.converted]
+    physical = _physical(e)
     if physical == "FIXED_LEN_BYTE_ARRAY":
-        return FixedType(col.length)
-    return by_physical[physical]  # Null/Unknown annotation and un-annotated leaves
+        return FixedType(e.type_length or 0)
+    return _PHYSICAL_MODEL[PHYSICAL_TYPES.index(physical)]
 
 
 # ---------------------------------------------------------------------------------------------
 # Statistics
 
 
-def _stat_kinds(columns: list[ParquetColumn]) -> tuple[str, ...]:
-    """How to make each leaf's raw min/max comparable (and whether they mean anything)."""
-    kinds = []
-    for c in columns:
-        lt = c.logical_type or ""
-        if c.physical_type == "INT96":
-            kinds.append("none")  # INT96 min/max are only meaningful under Int96TimestampOrder
-        elif lt.startswith("DECIMAL") and c.physical_type in ("FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
-            kinds.append("be-int")
-        elif lt == "INT(32,unsigned)" or c.converted_type == "UINT_32":
-            kinds.append("u32")
-        elif lt == "INT(64,unsigned)" or c.converted_type == "UINT_64":
-            kinds.append("u64")
-        else:
-            kinds.append("raw")
-    return tuple(kinds)
+def _stat_kind(c: ParquetColumn) -> str:
+    """How to decode a leaf's min/max bytes (PLAIN encoding of its physical type), or `none` when
+    they mean nothing comparable: INT96 (only under Int96TimestampOrder), half floats, intervals,
+    geometries (no min/max by the spec), always-null columns, and annotations not known here."""
+    lt = c.logical_type or ""
+    if c.physical_type == "INT96" or lt in ("FLOAT16", "UNKNOWN") or lt.startswith(
+            ("GEOMETRY", "GEOGRAPHY", "FIELD_")) or c.converted_type == "INTERVAL":
+        return "none"
+    if c.precision is not None and c.physical_type in ("FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
+        return "be-int"
+    if (lt.startswith("INT(") and lt.endswith("unsigned)")) or (c.converted_type or "").startswith("UINT"):
+        return "u32" if c.physical_type == "INT32" else "u64"
+    return {"BOOLEAN": "bool", "INT32": "i32", "INT64": "i64", "FLOAT": "f32", "DOUBLE": "f64"}.get(
+        c.physical_type, "bytes")
 
 
-def _norm(kind: str, value: Any) -> Any:
-    if kind == "raw":
-        return value
+_F32, _F64 = Struct("<f"), Struct("<d")
+_WIDTHS = {"bool": 1, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
+_SIGNED_ORDER = frozenset(("bool", "i32", "i64", "f32", "f64"))  # where the deprecated min/max hold
+
+
+def _decode_stat(kind: str, raw: bytes) -> Any:
+    width = _WIDTHS.get(kind)
+    if width is not None and len(raw) != width:
+        return None
+    if kind in ("i32", "i64"):
+        return int.from_bytes(raw, "little", signed=True)
+    if kind in ("u32", "u64"):
+        return int.from_bytes(raw, "little")
+    if kind == "f32" or kind == "f64":
+        value = (_F32 if kind == "f32" else _F64).unpack(raw)[0]
+        return None if value != value else value  # a NaN bound orders nothing
+    if kind == "bool":
+        return raw != b"\x00"
     if kind == "be-int":
-        return int.from_bytes(value, "big", signed=True)
-    if kind == "u32":
-        return value & 0xFFFFFFFF
-    if kind == "u64":
-        return value & 0xFFFFFFFFFFFFFFFF
-    return None
+        return int.from_bytes(raw, "big", signed=True) if raw else None
+    return raw
 
 
-def _statistics(md: pq.FileMetaData, kinds: tuple[str, ...]) -> tuple[LeafStats, ...]:
-    if md.num_row_groups == 0:
-        return tuple(LeafStats(0, None, None, True) for _ in kinds)
-    stats = _row_group_stats(md.row_group(0), kinds)
-    for r in range(1, md.num_row_groups):
-        stats = tuple(map(_combine, stats, _row_group_stats(md.row_group(r), kinds)))
-    return stats
+def _statistics(groups: list[Any], footer: FooterSchema) -> tuple[tuple[LeafStats, ...], tuple[str, ...]]:
+    """Each leaf's statistics over the row groups, and the leaves whose metadata is encrypted."""
+    kinds = footer.stat_kinds
+    if not groups:
+        return tuple(LeafStats(0, None, None, True) for _ in kinds), ()
+    encrypted: set[int] = set()
+    combined: list[LeafStats] | None = None
+    for index, group in enumerate(groups):
+        chunks = group.get(1) if isinstance(group, dict) else None
+        if not isinstance(chunks, list) or len(chunks) != len(kinds):
+            count = len(chunks) if isinstance(chunks, list) else 0
+            raise _corrupt(f"row group {index} has {count} column chunks for {len(kinds)} leaf columns")
+        rows = group.get(3)
+        if not isinstance(rows, int) or rows < 0:
+            raise _corrupt(f"row group {index} claims {rows} rows")
+        stats = [_chunk_stats(chunk, kind, j, encrypted)
+                 for j, (chunk, kind) in enumerate(zip(chunks, kinds, strict=True))]
+        combined = stats if combined is None else list(map(_combine, combined, stats))
+    assert combined is not None
+    paths = tuple(dict.fromkeys(footer.columns[j].path for j in sorted(encrypted)))
+    return tuple(combined), paths
 
 
-def _row_group_stats(rg: Any, kinds: tuple[str, ...]) -> tuple[LeafStats, ...]:
-    column = rg.column
-    return tuple([_leaf_stats(column(j).statistics, kind) for j, kind in enumerate(kinds)])
+_UNKNOWN = LeafStats(None, None, None, False)
 
 
-def _leaf_stats(s: Any, kind: str) -> LeafStats:
-    if s is None:
-        return LeafStats(None, None, None, False)
-    nulls = s.null_count if s.has_null_count else None
-    if kind == "none" or not s.has_min_max:
+def _chunk_stats(chunk: Any, kind: str, index: int, encrypted: set[int]) -> LeafStats:
+    """One column chunk's statistics (ColumnChunk 3 meta_data -> ColumnMetaData 12 statistics).
+    A chunk with `crypto_metadata` (8) or only `encrypted_column_metadata` (9) is encrypted: its
+    statistics are unknown without the key."""
+    if not isinstance(chunk, dict):
+        raise _corrupt(f"column chunk {index} is not a structure")
+    meta = chunk.get(3)
+    if 8 in chunk or 9 in chunk or not isinstance(meta, dict):
+        if 8 in chunk or 9 in chunk:
+            encrypted.add(index)
+        return _UNKNOWN
+    s = meta.get(12)
+    if not isinstance(s, dict):
+        return _UNKNOWN
+    nulls = s.get(3) if isinstance(s.get(3), int) else None
+    low, high = s.get(6), s.get(5)
+    if kind in _SIGNED_ORDER and low is None and high is None:
+        low, high = s.get(2), s.get(1)  # deprecated fields, valid for signed orders only
+    exact = None if 7 not in s and 8 not in s else bool(s.get(7, True) and s.get(8, True))
+    if kind == "none" or not isinstance(low, bytes) or not isinstance(high, bytes):
         # A row group of nulls only has no min/max and loses nothing by it.
-        return LeafStats(nulls, None, None, nulls is not None and kind != "none" and s.num_values == 0)
-    if kind == "raw":
-        return LeafStats(nulls, s.min_raw, s.max_raw, nulls is not None)
-    return LeafStats(nulls, _norm(kind, s.min_raw), _norm(kind, s.max_raw), nulls is not None)
+        values = meta.get(5)
+        return LeafStats(nulls, None, None, nulls is not None and kind != "none" and values == nulls, exact)
+    return LeafStats(nulls, _decode_stat(kind, low), _decode_stat(kind, high), nulls is not None, exact)
 
 
 def _combine(a: LeafStats, b: LeafStats) -> LeafStats:
@@ -602,5 +791,6 @@ def _combine(a: LeafStats, b: LeafStats) -> LeafStats:
     nulls = None if a.null_count is None or b.null_count is None else a.null_count + b.null_count
     lows = [x for x in (a.min, b.min) if x is not None]
     highs = [x for x in (a.max, b.max) if x is not None]
+    exact = None if a.exact is None and b.exact is None else (a.exact is not False and b.exact is not False)
     return LeafStats(nulls, min(lows) if lows else None, max(highs) if highs else None,
-                     a.complete and b.complete)
+                     a.complete and b.complete, exact)

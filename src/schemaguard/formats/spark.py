@@ -37,6 +37,7 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     UuidType,
+    VariantType,
     canonical_json,
     visit,
 )
@@ -59,6 +60,7 @@ _ATOMIC: dict[str, DataType] = {
     "date": DateType(),
     "timestamp": TimestampType("us", True),
     "timestamp_ntz": TimestampType("us", False),
+    "variant": VariantType(),
 }
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 _CHAR = re.compile(r"(?:var)?char\(\d+\)")
@@ -128,7 +130,8 @@ def schema_from_spark_json(text: str) -> Schema:
 # unsigned integers as Spark's Parquet converter widens them (uint64 -> decimal(20,0)), json and
 # enum -> string, fixed and uuid -> binary, every UTC timestamp unit and INT96 -> timestamp, local
 # ones -> timestamp_ntz. Field ids go into `parquet.field.id`; defaults and aliases have no place
-# in StructType JSON and are dropped. time_* and float16 have no Spark type and raise.
+# in StructType JSON and are dropped. time_*, float16, geometry and geography have no
+# Spark type here and raise.
 
 _ATOMIC_OUT: dict[DataType, str] = {t: name for name, t in _ATOMIC.items()}
 _WIDENED: dict[DataType, str] = {

@@ -221,6 +221,15 @@ def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], 
     return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), is_local)
 
 
+def not_utf8(path: str) -> bool:
+    """A path listed from bytes that are not UTF-8 (kept as surrogates by `os`)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def shown_name(path: str) -> str:
     """A path as it can be shown and written to JSON: bytes that are not UTF-8 (kept as
     surrogates by `os`) spelled `\\xNN`."""

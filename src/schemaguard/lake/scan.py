@@ -2,10 +2,11 @@
 
 On local disk footer reading is CPU-bound in the interpreter (parquet-and-spark.md §5.5), so the
 local engine spreads chunks of files over forked worker processes, one per core. Every local read
-happens in a worker, even on a small table, because one file can end the process reading it
-(pyarrow's C++ aborts on a plaintext footer over encrypted columns): a range whose worker dies is
-split in two and read again in fresh workers until the file that kills its reader is alone, and
-that file becomes an unreadable file; any Python exception reading one file does too. On object
+happens in a worker, even on a small table, because one file can end the process reading it (a
+crash in native code; pyarrow's C++ aborted on a plaintext footer over encrypted columns before
+footers were decoded here): a range whose worker dies is split in two and read again in fresh
+workers until the file that kills its reader is alone, and that file becomes an unreadable file;
+any Python exception reading one file does too. On object
 stores reading is latency-bound (§5.4), so the remote engine runs many threads in one process. On
 a cluster, `scan_on_spark` runs the same chunks as the tasks of one Spark job, like Spark's own
 footer merge (§2.2).
@@ -13,6 +14,7 @@ footer merge (§2.2).
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -117,10 +119,11 @@ def _quiet() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     os.close(devnull)
+    faulthandler.disable()  # it keeps its own copy of stderr (pytest, PYTHONFAULTHANDLER)
 
 
-CRASHED = ("reader crashed: the process reading its footer died (an abort inside pyarrow's C++, as on "
-           "a plaintext footer over encrypted columns); the file was read alone to find it")
+CRASHED = ("reader crashed: the process reading its footer died (a crash inside a native library or "
+           "the interpreter); the file was read alone to find it")
 
 
 _INHERITED: Sequence[DataFile] = ()  # the listing a forked worker reads its ranges from
