@@ -79,7 +79,8 @@ def _abort_on(marker: str) -> Callable[..., Any]:
 def test_a_file_that_kills_its_reader_is_one_unreadable_file(
         tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
     good_lake(tmp_path, 600)
-    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", tmp_path / "dt=2024-01-05" / "p9999-kill.parquet")
+    killer = tmp_path / "dt=2024-01-05" / "p9999-kill.parquet"
+    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", killer)
     monkeypatch.setattr("schemaguard.lake.scan.read_footer", _abort_on("p9999-kill"))
     result = scan(discover(str(tmp_path)), workers=workers)
     assert len(result.footers) == 600

@@ -588,6 +588,27 @@ def _column(node: _Node, path: str, ppath: tuple[str, ...], container: str | Non
     )
 
 
+def annotation(c: ParquetColumn) -> str | None:
+    """A leaf's annotation in one label: its logical type, with its converted type beside it when
+    that says something else (`TIMESTAMP(MILLIS,local) + TIMESTAMP_MILLIS`: readers that know
+    only converted types take those values as UTC instants)."""
+    if c.logical_type is None or c.converted_type is None:
+        return c.logical_type or c.converted_type
+    if c.converted_type == _CONVERTED_EQUIVALENT.get(c.logical_type, c.logical_type.split("(")[0]):
+        return c.logical_type
+    return f"{c.logical_type} + {c.converted_type}"
+
+
+# The converted type each logical type stands for (parquet.thrift LogicalType comments), where its
+# name differs from the logical type's.
+_CONVERTED_EQUIVALENT = {
+    "STRING": "UTF8", "TIME(MILLIS,utc)": "TIME_MILLIS", "TIME(MICROS,utc)": "TIME_MICROS",
+    "TIMESTAMP(MILLIS,utc)": "TIMESTAMP_MILLIS", "TIMESTAMP(MICROS,utc)": "TIMESTAMP_MICROS",
+    **{f"INT({bits},{sign})": f"{'U' if sign == 'unsigned' else ''}INT_{bits}"
+       for bits in (8, 16, 32, 64) for sign in ("signed", "unsigned")},
+}
+
+
 def _converted_label(value: int | None) -> str | None:
     if value is None:
         return None

@@ -163,8 +163,8 @@ def _list(data: bytes, pos: int) -> tuple[list[Any], int]:
                 append({})
                 pos += 1
             else:
-                v, pos = _struct(data, pos, 0)
-                append(v)
+                item, pos = _struct(data, pos, 0)
+                append(item)
     elif kind in (_I32, _I64):
         for _ in range(n):
             v = data[pos]
@@ -183,8 +183,8 @@ def _list(data: bytes, pos: int) -> tuple[list[Any], int]:
             pos = end
     else:
         for _ in range(n):
-            v, pos = _value(data, pos, kind)
-            append(v)
+            value, pos = _value(data, pos, kind)
+            append(value)
     return out, pos
 
 

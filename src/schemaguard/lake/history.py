@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
-from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn
+from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn, annotation
 from schemaguard.lake.discover import DataFile, partition_dir, spark_order_key
 from schemaguard.model import DataType, leaves
 
@@ -119,25 +119,39 @@ def build_history(footers: Sequence[FileFooter]) -> History:
 
 def leaf_signature(footer: FooterSchema) -> dict[str, str]:
     """Each leaf as one readable line: model type, nullability and the Parquet layout behind it."""
-    types = leaves(footer.schema)
-    return {c.path: _leaf_text(c, types[c.path][0], types[c.path][1]) for c in footer.columns}
+    return _leaf_texts(footer, True)
 
 
 def leaf_layouts(footer: FooterSchema) -> dict[str, str]:
     """Each leaf's type and Parquet layout (`int32 [INT32]`), nullability left out."""
+    return _leaf_texts(footer, False)
+
+
+def _leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
+    """One line per model leaf. A VARIANT is one leaf over several Parquet columns (metadata,
+    value, shredded typed_value...): its layout says whether it is shredded."""
     types = leaves(footer.schema)
-    return {c.path: _leaf_text(c, types[c.path][0], None) for c in footer.columns}
+    shredded = {c.path for c in footer.columns
+                if c.container == "variant" and "typed_value" in c.parquet_path}
+    out: dict[str, str] = {}
+    for c in footer.columns:
+        if c.path not in out:
+            t, nullable = types[c.path]
+            out[c.path] = _leaf_text(c, t, nullable if nullability else None, c.path in shredded)
+    return out
 
 
-def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None) -> str:
+def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None, shredded: bool) -> str:
+    required = " not null" if nullable is False else ""
+    if c.container == "variant":
+        return f"{describe(t)}{required} [group VARIANT{', shredded' if shredded else ''}]"
     physical = c.physical_type
     if c.type_length is not None:
         physical += f"({c.type_length})"
-    ann = c.logical_type or c.converted_type
+    ann = annotation(c)
     layout = f"{physical} {ann}" if ann else physical
     if c.container:
         layout += f", {c.container}"
-    required = " not null" if nullable is False else ""
     return f"{describe(t)}{required} [{layout}]"
 
 

@@ -1,0 +1,178 @@
+"""The footer decoder against an independent one: parquet-java's own Thrift classes
+(`org.apache.parquet.format.Util.readFileMetaData`, parquet-format-structures 1.16 in pyspark's
+jars), which keep every `SchemaElement` field as written, converted types included. Each file's
+leaves, annotations, field ids, row counts and statistics must be the same from both, on files
+written by pyarrow, by Spark (default and legacy formats) and by hand (tests/footer_files.py)."""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schemaguard.formats.parquet import FileFooter, read_footer
+from tests.helpers import spark_conf, spark_parquet_file
+from tests.test_parquet_footer import LOGICAL_TYPES
+from tests.test_parquet_spark import ROW
+
+pytestmark = pytest.mark.spark
+
+
+def java_metadata(spark: Any, path: Path) -> Any:
+    """The file's FileMetaData as parquet-java's Thrift classes decode it."""
+    data = path.read_bytes()
+    length = int.from_bytes(data[-8:-4], "little")
+    stream = spark._jvm.java.io.ByteArrayInputStream(bytearray(data[-8 - length:-8]))
+    return spark._jvm.org.apache.parquet.format.Util.readFileMetaData(stream)
+
+
+def _member(union: Any) -> tuple[str, Any]:
+    field = union.getSetField()
+    return field.getFieldName(), union.getFieldValue()
+
+
+def java_logical_label(element: Any) -> str | None:
+    """The same label `formats/parquet.py` writes, built from parquet-java's LogicalType union."""
+    if not element.isSetLogicalType():
+        return None
+    name, body = _member(element.getLogicalType())
+    if name == "DECIMAL":
+        return f"DECIMAL({body.getPrecision()},{body.getScale()})"
+    if name in ("TIME", "TIMESTAMP"):
+        unit = _member(body.getUnit())[0]
+        return f"{name}({unit},{'utc' if body.isIsAdjustedToUTC() else 'local'})"
+    if name == "INTEGER":
+        return f"INT({body.getBitWidth()},{'signed' if body.isIsSigned() else 'unsigned'})"
+    if name == "VARIANT":
+        return f"VARIANT({body.getSpecification_version()})" if body.isSetSpecification_version() \
+            else "VARIANT"
+    if name in ("GEOMETRY", "GEOGRAPHY"):
+        params = [f"crs={body.getCrs()}"] if body.isSetCrs() else []
+        if name == "GEOGRAPHY" and body.isSetAlgorithm():
+            params.append(f"algorithm={body.getAlgorithm().name()}")
+        return f"{name}({', '.join(params)})" if params else name
+    return str(name)
+
+
+def java_leaves(meta: Any) -> list[dict[str, Any]]:
+    """Every leaf of the schema list with its Parquet path, in the file's order."""
+    elements = list(meta.getSchema())
+    leaves: list[dict[str, Any]] = []
+    position = 1
+
+    def walk(count: int, parents: tuple[str, ...]) -> None:
+        nonlocal position
+        for _ in range(count):
+            e = elements[position]
+            position += 1
+            path = (*parents, e.getName())
+            if e.isSetNum_children() and e.getNum_children() > 0:
+                walk(e.getNum_children(), path)
+                continue
+            leaves.append({
+                "parquet_path": path,
+                "physical_type": e.getType().name(),
+                "type_length": e.getType_length() if e.getType().name() == "FIXED_LEN_BYTE_ARRAY" else None,
+                "repetition": e.getRepetition_type().name(),
+                "field_id": e.getField_id() if e.isSetField_id() else None,
+                "converted_type": e.getConverted_type().name() if e.isSetConverted_type() else None,
+                "logical_type": java_logical_label(e),
+            })
+
+    walk(elements[0].getNum_children(), ())
+    return leaves
+
+
+def ours(footer: FileFooter) -> list[dict[str, Any]]:
+    return [{
+        "parquet_path": c.parquet_path, "physical_type": c.physical_type, "type_length": c.type_length,
+        "repetition": c.repetition, "field_id": c.field_id, "converted_type": c.converted_type,
+        "logical_type": c.logical_type,
+    } for c in footer.footer.columns]
+
+
+def java_statistics(meta: Any) -> list[dict[str, Any]]:
+    """Per leaf over the row groups: null counts summed (None when a group lacks one) and whether
+    every bound was written exact (None when no group says)."""
+    groups = list(meta.getRow_groups())
+    out: list[dict[str, Any]] = []
+    for j in range(len(groups[0].getColumns()) if groups else 0):
+        nulls: int | None = 0
+        exact: bool | None = None
+        for g in groups:
+            chunk = g.getColumns()[j]
+            s = chunk.getMeta_data().getStatistics() if chunk.getMeta_data().isSetStatistics() else None
+            if s is None or not s.isSetNull_count():
+                nulls = None
+            elif nulls is not None:
+                nulls += s.getNull_count()
+            if s is not None and (s.isSetIs_min_value_exact() or s.isSetIs_max_value_exact()):
+                flags = (not s.isSetIs_min_value_exact() or s.isIs_min_value_exact(),
+                         not s.isSetIs_max_value_exact() or s.isIs_max_value_exact())
+                exact = all(flags) and exact is not False
+        out.append({"null_count": nulls, "exact": exact})
+    return out
+
+
+def assert_same(spark: Any, path: Path) -> FileFooter:
+    footer = read_footer(str(path))
+    meta = java_metadata(spark, path)
+    assert ours(footer) == java_leaves(meta)
+    assert footer.rows == meta.getNum_rows()
+    assert footer.row_groups == len(meta.getRow_groups())
+    assert [{"null_count": s.null_count, "exact": s.exact} for s in footer.stats] == java_statistics(meta)
+    assert footer.created_by == (meta.getCreated_by() if meta.isSetCreated_by() else None)
+    return footer
+
+
+@pytest.mark.parametrize("name", sorted(LOGICAL_TYPES))
+def test_every_pyarrow_annotation_as_parquet_java_decodes_it(spark: Any, tmp_path: Path, name: str) -> None:
+    array, options, *_ = LOGICAL_TYPES[name]
+    path = tmp_path / f"{name}.parquet"
+    pq.write_table(pa.table({"c": array}), path, **options)
+    assert_same(spark, path)
+
+
+def _nested(path: Path) -> None:
+    t = pa.table({
+        "id": pa.array([1, None, 3], pa.int64()),
+        "items": pa.array([[{"p": decimal.Decimal("1.50"), "q": 2}], [], None],
+                          pa.list_(pa.struct([("p", pa.decimal128(9, 2)), ("q", pa.int16())]))),
+        "attrs": pa.array([[("k", "v")], None, [("a", None)]], pa.map_(pa.string(), pa.string())),
+        "s": pa.array(["a", "b", "c"]),
+    })
+    pq.write_table(t, path, row_group_size=1, store_decimal_as_integer=True)
+
+
+def _with_field_ids(path: Path) -> None:
+    schema = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"7"}),
+                        pa.field("b", pa.list_(pa.field("element", pa.string(),
+                                                        metadata={b"PARQUET:field_id": b"9"})),
+                                 metadata={b"PARQUET:field_id": b"8"})])
+    pq.write_table(pa.table({"a": [1, 2], "b": [["x"], None]}, schema=schema), path)
+
+
+@pytest.mark.parametrize("write", [_nested, _with_field_ids], ids=["nested", "field-ids"])
+def test_nested_pyarrow_files_as_parquet_java_decodes_them(
+        spark: Any, tmp_path: Path, write: Callable[[Path], None]) -> None:
+    path = tmp_path / "f.parquet"
+    write(path)
+    assert_same(spark, path)
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"spark__sql__parquet__writeLegacyFormat": "true"},
+    {"spark__sql__parquet__outputTimestampType": "INT96"},
+    {"spark__sql__parquet__outputTimestampType": "TIMESTAMP_MILLIS"},
+], ids=["default", "legacy", "int96", "millis"])
+def test_spark_files_as_parquet_java_decodes_them(
+        spark: Any, tmp_path: Path, settings: dict[str, str]) -> None:
+    out = tmp_path / "t"
+    with spark_conf(spark, **settings):
+        spark.sql(ROW).coalesce(1).write.mode("overwrite").parquet(str(out))
+    assert_same(spark, spark_parquet_file(out))
