@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import select
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +64,28 @@ def test_encrypted_columns_under_a_plaintext_footer_are_read_and_named(tmp_path:
     assert enc.stats[1].null_count == 0 and enc.stats[1].min == b"x"  # `b` is not encrypted
     found = [f for f in run_checks(table) if f.code == "ENCRYPTED_COLUMNS"]
     assert [(f.files, f.subject) for f in found] == [(("dt=2024-01-02/p9999-encrypted.parquet",), "a")]
+
+
+def _hang_on(marker: str) -> Callable[..., Any]:
+    """The footer reader, except that it blocks on one file as a read from a stalled mount does."""
+    def reader(path: str, **kwargs: Any) -> Any:
+        if marker in path:
+            select.select([], [], [])  # blocks in a system call until a signal interrupts it
+        return read_footer(path, **kwargs)
+    return reader
+
+
+def test_a_read_that_blocks_is_one_unreadable_file_after_the_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    good_lake(tmp_path, 20)
+    hanging = tmp_path / "dt=2024-01-03" / "p9999-hang.parquet"
+    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", hanging)
+    monkeypatch.setattr("schemaguard.lake.scan.read_footer", _hang_on("p9999-hang"))
+    monkeypatch.setattr("schemaguard.lake.scan.READ_SECONDS", 0.5)
+    result = scan(discover(str(tmp_path)), workers=2)
+    assert len(result.footers) == 20
+    assert [(u.rel, u.reason.split(":")[0]) for u in result.unreadable] == [
+        ("dt=2024-01-03/p9999-hang.parquet", "timed out")]
 
 
 def _abort_on(marker: str) -> Callable[..., Any]:

@@ -188,17 +188,20 @@ def read_footer(
     actual, data = _local_footer(path) if filesystem is None else _remote_footer(path, filesystem)
     try:
         meta, raw_schema = decode_file_metadata(data, _RECENT)
+        kv = _key_values(meta.get(5))
+        footer = _known_footer(raw_schema, meta[2], kv.get(SPARK_SCHEMA_KEY))
+        rows = meta.get(3)
+        if not isinstance(rows, int) or rows < 0:
+            raise _corrupt(f"the file claims {rows} rows")
+        groups = meta.get(4)
+        if not isinstance(groups, list):
+            raise _corrupt("no row group list")
+        stats, encrypted = _statistics(groups, footer)
     except ThriftError as e:
         raise _corrupt(str(e)) from None
-    kv = _key_values(meta.get(5))
-    footer = _known_footer(raw_schema, meta[2], kv.get(SPARK_SCHEMA_KEY))
-    rows = meta.get(3)
-    if not isinstance(rows, int) or rows < 0:
-        raise _corrupt(f"the file claims {rows} rows")
-    groups = meta.get(4)
-    if not isinstance(groups, list):
-        raise _corrupt("no row group list")
-    stats, encrypted = _statistics(groups, footer)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as e:
+        # A field of the wrong Thrift type where the parse expects another: the footer is corrupt.
+        raise _corrupt(f"{type(e).__name__}: {first_line(e)}") from None
     created_by = meta.get(6)
     return FileFooter(  # positional: this runs once per file, keywords cost measurably
         path,
@@ -471,6 +474,8 @@ def _tree(raw: list[Any]) -> _Node:
     """The schema list (depth first, each group followed by its `num_children` children) as a
     tree, with each node's definition and repetition levels. Iterative: a footer may nest as deep
     as its bytes allow."""
+    if not raw:
+        raise _corrupt("the schema list is empty")
     elements = [_element(e, i) for i, e in enumerate(raw)]
     root_element = elements[0]
     root = _Node(root_element, [], False, 0, 0)
@@ -630,7 +635,8 @@ def _decimal(e: _Element) -> DecimalType | None:
         precision, scale = e.precision, e.scale if e.scale is not None else 0
     else:
         return None
-    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision:
+    if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision \
+            or precision < 1:
         raise _corrupt(f"leaf {e.name!r} is a DECIMAL with precision {precision} and scale {scale}")
     return DecimalType(precision, scale)
 
@@ -646,7 +652,7 @@ def _logical_label(e: _Element) -> str | None:
     if member == 5:
         return f"DECIMAL({body.get(2)},{body.get(1)})"
     if member in (7, 8):
-        unit = _TIME_UNITS.get(next(iter(body.get(2) or {}), 0), ("?", "us"))[0]
+        unit = _time_unit(e)[0]
         return f"{'TIME' if member == 7 else 'TIMESTAMP'}({unit},{'utc' if body.get(1) else 'local'})"
     if member == 10:
         return f"INT({body.get(1)},{'signed' if body.get(2) else 'unsigned'})"
@@ -662,6 +668,15 @@ def _logical_label(e: _Element) -> str | None:
         name = "GEOMETRY" if member == 17 else "GEOGRAPHY"
         return f"{name}({', '.join(params)})" if params else name
     return f"FIELD_{member}"
+
+
+def _time_unit(e: _Element) -> tuple[str, TimeUnit]:
+    """The TimeUnit union member of a TIME or TIMESTAMP logical type (field 2)."""
+    unit = e.logical[1].get(2) if e.logical else None
+    member = next(iter(unit), None) if isinstance(unit, dict) else None
+    if member not in _TIME_UNITS:
+        raise _corrupt(f"leaf {e.name!r} has a time unit parquet.thrift does not define")
+    return _TIME_UNITS[member]
 
 
 def _edge_algorithm(value: int) -> str:
@@ -694,10 +709,12 @@ def _leaf_type(e: _Element) -> DataType:
         member, body = e.logical
         if member in _LOGICAL_MODEL:
             return _LOGICAL_MODEL[member]
-        if member == 10 and isinstance(body.get(1), int):
+        if member == 10:
+            if body.get(1) not in (8, 16, 32, 64):
+                raise _corrupt(f"leaf {e.name!r} is an INTEGER of {body.get(1)} bits")
             return IntType(body[1], bool(body.get(2)))
         if member in (7, 8):
-            unit = _TIME_UNITS.get(next(iter(body.get(2) or {}), 0), ("", "us"))[1]
+            unit = _time_unit(e)[1]
             return TimeType(unit) if member == 7 else TimestampType(unit, bool(body.get(1)))
         if member == 17:
             return GeometryType(_text(body[1]) if isinstance(body.get(1), bytes) else None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import faulthandler
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -129,8 +130,32 @@ CRASHED = ("reader crashed: the process reading its footer died (a crash inside 
 _INHERITED: Sequence[DataFile] = ()  # the listing a forked worker reads its ranges from
 
 
+READ_SECONDS = 60.0  # per file: far beyond a healthy footer read, short enough for a nightly run
+
+
+class _Timeout(BaseException):  # not an Exception: the per-file handler must not take it
+    """The time limit of one file's read ran out."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Timeout
+
+
 def _read_inherited(lo: int, hi: int) -> list[FileFooter | Unreadable]:
-    return _read_chunk(_INHERITED[lo:hi], None)
+    """A range of the listing, each file's read under a time limit: a read that blocks (a stalled
+    mount) or never ends is interrupted by SIGALRM in this worker and becomes that file's finding."""
+    signal.signal(signal.SIGALRM, _alarm)
+    out: list[FileFooter | Unreadable] = []
+    for f in _INHERITED[lo:hi]:
+        signal.setitimer(signal.ITIMER_REAL, READ_SECONDS)
+        try:
+            out += _read_chunk((f,), None)
+        except _Timeout:
+            out.append(Unreadable(f.rel, f"timed out: no footer after {READ_SECONDS:g} s (a stalled "
+                                         "mount, or a read that does not end)"))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    return out
 
 
 def _done(future: Future[list[FileFooter | Unreadable]], n: int,
