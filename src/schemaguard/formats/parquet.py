@@ -30,7 +30,7 @@ from pyarrow import fs as pafs
 from schemaguard.errors import first_line
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
-from schemaguard.formats.thrift import ThriftError, decode_file_metadata, decode_struct
+from schemaguard.formats.thrift import Keep, ThriftError, decode_file_metadata, decode_struct
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -187,7 +187,7 @@ def read_footer(
         raise UnreadableFile("zero-byte file (an unfinished or failed write)")
     actual, data = _local_footer(path) if filesystem is None else _remote_footer(path, filesystem)
     try:
-        meta, raw_schema = decode_file_metadata(data, _RECENT)
+        meta, raw_schema = decode_file_metadata(data, _RECENT, _SCANNED)
         kv = _key_values(meta.get(5))
         footer = _known_footer(raw_schema, meta[2], kv.get(SPARK_SCHEMA_KEY))
         rows = meta.get(3)
@@ -218,6 +218,13 @@ def read_footer(
         encrypted,
     )
 
+
+# The parts of a footer a scan uses (parquet.thrift field ids), built; everything else is walked
+# over: FileMetaData 3 num_rows, 4 row_groups, 5 key_value_metadata, 6 created_by,
+# 8 encryption_algorithm; RowGroup 1 columns, 3 num_rows; ColumnChunk 3 meta_data,
+# 8 crypto_metadata, 9 encrypted_column_metadata; ColumnMetaData 5 num_values, 12 statistics.
+_SCANNED: Keep = {3: None, 4: {1: {3: {5: None, 12: None}, 8: None, 9: None}, 3: None}, 5: None, 6: None,
+                  8: None}
 
 _SHARED: dict[Any, Any] = {}
 _KV_KEYS: dict[tuple[bytes, ...], tuple[str, ...]] = {}

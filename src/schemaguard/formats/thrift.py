@@ -43,14 +43,20 @@ def decode_struct(data: bytes, pos: int = 0) -> tuple[dict[int, Any], int]:
     return out, end
 
 
-def decode_file_metadata(data: bytes, known: Sequence[bytes]) -> tuple[dict[int, Any], bytes]:
-    """A serialized `FileMetaData` and the exact bytes of its `schema` list (field 2).
+# Which fields of a struct to build: field id -> None (the whole value) or the `Keep` of the struct
+# it holds (or of each struct in the list it holds). Fields not named are walked over, not built.
+Keep = dict[int, "Keep | None"]
+
+
+def decode_file_metadata(data: bytes, known: Sequence[bytes], keep: Keep) -> tuple[dict[int, Any], bytes]:
+    """A serialized `FileMetaData` (the fields after the schema as `keep` says) and the exact bytes
+    of its `schema` list (field 2).
 
     When those bytes equal one of `known` (the schemas of files read lately), the list is skipped
     with one byte comparison and field 2 is None: files of one table share a few schemas, so the
     schema of most files costs no decoding. Linear in the footer's bytes."""
     try:
-        meta, schema = _file_metadata(data, known)
+        meta, schema = _file_metadata(data, known, keep)
     except IndexError:
         raise ThriftError(f"the footer ends inside a structure ({len(data)} bytes)") from None
     except RecursionError:
@@ -60,7 +66,7 @@ def decode_file_metadata(data: bytes, known: Sequence[bytes]) -> tuple[dict[int,
     return meta, schema
 
 
-def _file_metadata(data: bytes, known: Sequence[bytes]) -> tuple[dict[int, Any], bytes]:
+def _file_metadata(data: bytes, known: Sequence[bytes], keep: Keep) -> tuple[dict[int, Any], bytes]:
     meta: dict[int, Any] = {}
     pos = last = 0
     while data[pos]:
@@ -74,13 +80,121 @@ def _file_metadata(data: bytes, known: Sequence[bytes]) -> tuple[dict[int, Any],
             else:
                 meta[2], pos = _list(data, pos)
             schema = data[start:pos]
-            rest, end = _struct(data, pos, 2)
+            rest, end = _project(data, pos, 2, keep)
             if end > len(data):
                 raise ThriftError(f"a string runs past the end of the footer ({len(data)} bytes)")
             meta.update(rest)
             return meta, schema
         meta[last], pos = _value(data, pos, kind)
     return meta, b""
+
+
+def _project(data: bytes, pos: int, last: int, keep: Keep) -> tuple[dict[int, Any], int]:
+    """`_struct`, building only the fields `keep` names and walking over the others."""
+    out: dict[int, Any] = {}
+    while True:
+        h = data[pos]
+        pos += 1
+        if h == 0:
+            return out, pos
+        kind = h & 0x0F
+        if h > 0x0F:
+            last += h >> 4
+        else:
+            n, pos = _varint(data, pos)
+            last = (n >> 1) ^ -(n & 1)
+        if last not in keep:
+            if kind in (_I32, _I64):
+                while data[pos] > 0x7F:
+                    pos += 1
+                pos += 1
+            elif kind not in (_TRUE, _FALSE):
+                pos = _skip(data, pos, kind)
+            continue
+        inner = keep[last]
+        if inner is None:
+            if kind in (_I32, _I64):
+                n = data[pos]
+                pos += 1
+                if n > 0x7F:
+                    n, pos = _varint(data, pos - 1)
+                out[last] = (n >> 1) ^ -(n & 1)
+            elif kind == _STRUCT:
+                out[last], pos = _struct(data, pos, 0)
+            elif kind in (_TRUE, _FALSE):
+                out[last] = kind == _TRUE
+            else:
+                out[last], pos = _value(data, pos, kind)
+        elif kind == _STRUCT:
+            out[last], pos = _project(data, pos, 0, inner)
+        elif kind == _LIST and data[pos] & 0x0F == _STRUCT:
+            n = data[pos] >> 4
+            pos += 1
+            if n == 15:
+                n, pos = _varint(data, pos)
+            if n > len(data) - pos:
+                raise ThriftError(f"a list of {n} items at byte {pos} runs past the footer")
+            items = []
+            for _ in range(n):
+                item, pos = _project(data, pos, 0, inner)
+                items.append(item)
+            out[last] = items
+        else:  # not the type parquet.thrift gives this field: kept as written, for the caller to refuse
+            out[last], pos = _value(data, pos, kind)
+
+
+def _skip(data: bytes, pos: int, kind: int) -> int:
+    """The offset after one value of `kind` at `pos`, nothing built. Integers and strings inside
+    structs and lists are stepped over inline: most of a footer is those."""
+    if kind in (_I16, _I32, _I64):
+        while data[pos] > 0x7F:
+            pos += 1
+        return pos + 1
+    if kind == _BINARY:
+        n = data[pos]
+        pos += 1
+        if n > 0x7F:
+            n, pos = _varint(data, pos - 1)
+        return pos + n
+    if kind == _STRUCT:
+        while True:
+            h = data[pos]
+            pos += 1
+            if h == 0:
+                return pos
+            if h <= 0x0F:  # a long field id follows
+                while data[pos] > 0x7F:
+                    pos += 1
+                pos += 1
+            inner = h & 0x0F
+            if inner in (_I16, _I32, _I64):
+                while data[pos] > 0x7F:
+                    pos += 1
+                pos += 1
+            elif inner not in (_TRUE, _FALSE):
+                pos = _skip(data, pos, inner)
+    if kind in (_LIST, _SET):
+        h = data[pos]
+        pos += 1
+        n, inner = h >> 4, h & 0x0F
+        if n == 15:
+            n, pos = _varint(data, pos)
+        if n > len(data) - pos:
+            raise ThriftError(f"a list of {n} items at byte {pos} runs past the footer")
+        if inner in (_I16, _I32, _I64):
+            for _ in range(n):
+                while data[pos] > 0x7F:
+                    pos += 1
+                pos += 1
+        elif inner in (_TRUE, _FALSE, _BYTE):
+            pos += n
+        else:
+            for _ in range(n):
+                pos = _skip(data, pos, inner)
+        return pos
+    if kind in (_TRUE, _FALSE):
+        return pos
+    return _value(data, pos, kind)[1]
 
 
 def _header(data: bytes, pos: int, last: int) -> tuple[int, int, int]:
