@@ -471,6 +471,141 @@ def print_memory(memory: Memory) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Whole processes: what a user runs
+
+
+BARE_LOOP = """
+import os, sys
+import pyarrow.parquet as pq
+paths = []
+for folder, _, names in os.walk(sys.argv[1]):
+    paths += [os.path.join(folder, n) for n in names if n.endswith(".parquet")]
+for p in sorted(paths):
+    pq.read_metadata(p)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessPair:
+    label: str
+    ours: Timing
+    bare: Timing
+
+
+def process_times(label: str, table: Path, files: int, repeat: int) -> ProcessPair:
+    """`schemaguard scan TABLE --format json` and the bare read_metadata loop, each as a whole
+    process (interpreter start, imports, listing, output), run in turn."""
+    log(f"timing whole processes on the {label}: schemaguard scan vs the bare loop, in turn ...")
+    scan_cmd = [str(Path(sys.executable).parent / "schemaguard"), "scan", str(table), "--format", "json"]
+    bare_cmd = [sys.executable, "-c", BARE_LOOP, str(table)]
+    ours: list[float] = []
+    bare: list[float] = []
+    for _ in range(repeat):
+        for cmd, runs in ((scan_cmd, ours), (bare_cmd, bare)):
+            start = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, check=False)
+            runs.append(time.perf_counter() - start)
+            if done.returncode not in (0, 1):
+                sys.exit(f"{cmd[0]} failed: {done.stderr.decode()[-500:]}")
+    return ProcessPair(label, Timing("schemaguard scan (process)", tuple(ours), files),
+                       Timing("bare loop (process)", tuple(bare), files))
+
+
+def help_time(repeat: int) -> float:
+    cmd = [str(Path(sys.executable).parent / "schemaguard"), "--help"]
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True)
+        runs.append(time.perf_counter() - start)
+    return min(runs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scale: a wide table and a table of many files
+
+
+WIDE_VERSION = 1
+
+
+def ensure_wide_table(columns: int) -> Path:
+    """Two files of `columns` int64 columns each; the second adds one column (two versions)."""
+    case = CACHE_DIR / f"wide{columns}"
+    table, marker = case / "table", case / "COMPLETE"
+    text = json.dumps({"wide": WIDE_VERSION, "columns": columns})
+    if marker.exists() and marker.read_text() == text:
+        return table
+    shutil.rmtree(case, ignore_errors=True)
+    log(f"generating a table of 2 files x {columns:,} columns ...")
+    table.mkdir(parents=True)
+    for i, extra in enumerate((0, 1)):
+        names = [f"c{j:05d}" for j in range(columns + extra)]
+        pq.write_table(pa.table({n: pa.array([i, None], pa.int64()) for n in names}),
+                       table / f"part-{i}.parquet")
+    marker.write_text(text)
+    return table
+
+
+MANY_VERSION = 1
+
+
+def ensure_many_files(files: int) -> Path:
+    """`files` small files in 1,000 partitions: copies of the 10,000-file table's files (real
+    footers, four writer schemas), so generating it takes seconds, not hours."""
+    case = CACHE_DIR / f"many{files}"
+    table, marker = case / "table", case / "COMPLETE"
+    text = json.dumps({"many": MANY_VERSION, "files": files})
+    if marker.exists() and marker.read_text() == text:
+        return table
+    shutil.rmtree(case, ignore_errors=True)
+    sources = list_paths(ensure_table(10_000))
+    log(f"generating {files:,} files (copies of the 10,000-file table's) ...")
+    per = math.ceil(files / 1000)
+    for i in range(files):
+        folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
+        if i % per == 0:
+            folder.mkdir(parents=True)
+        shutil.copyfile(sources[i % len(sources)], folder / f"part-{i:06d}.parquet")
+    marker.write_text(text)
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleResult:
+    label: str
+    scan: Timing
+    bare: Timing
+    memory: Memory
+
+
+def time_scale(label: str, table: Path, repeat: int) -> ScaleResult:
+    paths = list_paths(table)
+    bare_pyarrow(paths)  # warm the page cache
+    log(f"timing the {label}: schemaguard lake.table.read vs the bare loop, interleaved ...")
+    runs = interleaved(repeat, {"scan": lambda: schemaguard_scan(table), "bare": lambda: bare_pyarrow(paths)})
+    return ScaleResult(label, Timing(f"scan, {label}", tuple(runs["scan"]), len(paths)),
+                       Timing(f"bare loop, {label}", tuple(runs["bare"]), len(paths)),
+                       measure_memory(table))
+
+
+def print_scale(results: Sequence[ScaleResult], processes: Sequence[ProcessPair], help_s: float) -> None:
+    log("\n=== scale: a wide table and many files (in-process, best of runs) ===")
+    print_table([t for r in results for t in (r.scan, r.bare)])
+    for r in results:
+        ratio = r.scan.best / r.bare.best
+        peak = mib(max(r.memory.self_kb, r.memory.children_kb))
+        log(f"  {r.label}: scan takes {ratio:.2f}x the bare loop's time (target <= 3x) "
+            f"{'PASS' if ratio <= 3 else 'MISS'}; peak memory {peak}")
+    log("\n=== whole processes (what a user runs; best of runs) ===")
+    print_table([t for p in processes for t in (p.ours, p.bare)])
+    for p in processes:
+        ratio = p.bare.best / p.ours.best
+        log(f"  {p.label}: schemaguard scan runs at {ratio:.2f}x the speed of the bare loop process "
+            f"(target > 1x) {'PASS' if ratio > 1 else 'MISS'}")
+    log(f"  schemaguard --help: {help_s:.2f} s (target < 0.3 s) {'PASS' if help_s < 0.3 else 'MISS'}")
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def positive(text: str) -> int:
@@ -486,6 +621,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="files in the generated table (default 10000)")
     parser.add_argument("--repeat", type=positive, default=3,
                         help="timed repetitions per method; the best is reported (default 3)")
+    parser.add_argument("--wide", type=int, default=20_000,
+                        help="columns of the wide table (2 files, 2 versions); 0 skips it (default 20000)")
+    parser.add_argument("--many", type=int, default=100_000,
+                        help="files of the many-files table; 0 skips it (default 100000)")
     return parser.parse_args(argv)
 
 
@@ -507,6 +646,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = Report(n_files, repeat, layout_for(n_files), local[SCAN], local[SCAN_ONE_WORKER], local[AUDIT],
                     local[BARE], spark, outcome, memory, local_others)
     print_report(report)
+    scale, processes = [], [process_times(f"{n_files:,}-file table", table, n_files, repeat)]
+    if args.wide:
+        wide = ensure_wide_table(args.wide)
+        scale.append(time_scale(f"{args.wide:,}-column table", wide, repeat))
+    if args.many:
+        many = ensure_many_files(args.many)
+        scale.append(time_scale(f"{args.many:,}-file table", many, repeat))
+        processes.append(process_times(f"{args.many:,}-file table", many, args.many, repeat))
+    print_scale(scale, processes, help_time(repeat))
 
 
 if __name__ == "__main__":
