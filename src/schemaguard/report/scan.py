@@ -73,6 +73,7 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
 def _column_json(c: Any) -> dict[str, Any]:
     return {
         "path": c.path,
+        "parquet_path": list(c.parquet_path),
         "physical_type": c.physical_type,
         "type_length": c.type_length,
         "logical_type": c.logical_type,
@@ -80,6 +81,8 @@ def _column_json(c: Any) -> dict[str, Any]:
         "repetition": c.repetition,
         "field_id": c.field_id,
         "container": c.container,
+        "max_definition_level": c.max_definition_level,
+        "max_repetition_level": c.max_repetition_level,
     }
 
 
