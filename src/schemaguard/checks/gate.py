@@ -23,6 +23,7 @@ against the pinned Spark in tests/test_gate.py):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -305,6 +306,18 @@ def _kind(t: DataType) -> str | None:
 
 def _spark_text(t: DataType) -> str:
     """The type spelled as Spark sees it (parquet-and-spark.md §2.4), or why Spark cannot read it."""
+    if isinstance(t, StructType | ListType | MapType):
+        return _spark_text_of(t)
+    return _leaf_spark_text(t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _leaf_spark_text(t: DataType) -> str:
+    """`_spark_text` of a type without children, remembered: a wide table repeats a few types."""
+    return _spark_text_of(t)
+
+
+def _spark_text_of(t: DataType) -> str:
     try:
         return describe(spark_type(t))
     except SparkUnreadable as e:

@@ -8,6 +8,7 @@ one spelling, it is also what `fingerprint` hashes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -158,6 +159,14 @@ class _Describe(SchemaVisitor[str, str]):
 
 def describe(t: DataType) -> str:
     """A short one-line spelling of any type, for messages and tables."""
+    if isinstance(t, StructType | ListType | MapType):
+        return visit(t, _Describe())
+    return _describe_leaf(t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _describe_leaf(t: DataType) -> str:
+    """`describe` of a type without children, remembered: a wide table repeats a few types."""
     return visit(t, _Describe())
 
 

@@ -127,9 +127,21 @@ def leaf_layouts(footer: FooterSchema) -> dict[str, str]:
     return _leaf_texts(footer, False)
 
 
+_LEAF_TEXTS: dict[tuple[str, bool], dict[str, str]] = {}  # by fingerprint: a few per table
+
+
 def _leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
-    """One line per model leaf. A VARIANT is one leaf over several Parquet columns (metadata,
-    value, shredded typed_value...): its layout says whether it is shredded."""
+    """One line per model leaf, computed once per footer schema (several checks ask). A VARIANT is
+    one leaf over several Parquet columns (metadata, value, shredded typed_value...): its layout
+    says whether it is shredded."""
+    key = (footer.fingerprint, nullability)
+    found = _LEAF_TEXTS.get(key)
+    if found is None:
+        found = _LEAF_TEXTS[key] = _compute_leaf_texts(footer, nullability)
+    return found
+
+
+def _compute_leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
     types = leaves(footer.schema)
     shredded = {c.path for c in footer.columns
                 if c.container == "variant" and "typed_value" in c.parquet_path}
