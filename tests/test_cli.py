@@ -177,7 +177,9 @@ def test_bad_usage_is_exit_2(lake: Path, args: tuple[str, ...]) -> None:
     done = run(*(a.format(lake=lake / "orders") for a in args))
     assert_usage_error(done)
     assert done.stdout == ""
-    assert done.stderr.strip()
+    [line] = done.stderr.strip().splitlines()  # one line, naming the command and where help is
+    assert line.startswith(f"schemaguard: error: schemaguard{' ' + args[0] if args[0] == 'scan' else ''}: ")
+    assert line.endswith("--help')")
 
 
 def test_demo_into_an_existing_lake_is_exit_2_and_writes_nothing(lake: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
 
 import typer
+from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
 from schemaguard.base import Options
 from schemaguard.errors import UsageError, first_line
@@ -388,6 +389,12 @@ def _print_json(doc: Any) -> None:
 
 def main() -> None:
     try:
-        app()
+        code = app(standalone_mode=False)
+    except ClickUsageError as e:  # a wrong option or argument: one line, as for any bad input
+        command = e.ctx.command_path if e.ctx is not None else "schemaguard"
+        fail(f"{command}: {e.format_message() or 'no command given'} (see '{command} --help')")
     except (UsageError, OSError) as e:
         fail(str(e))
+    except typer.Abort:
+        sys.exit(130)  # interrupted (Ctrl-C), as a shell reports it
+    sys.exit(code if isinstance(code, int) else 0)
