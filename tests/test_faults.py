@@ -32,11 +32,11 @@ class _Kms(pe.KmsClient):  # an in-memory KMS: the key is only base64-wrapped
         return base64.b64decode(wrapped_key)
 
 
-def encrypted_columns(path: Path) -> None:
-    """A plaintext footer over an encrypted column `a` (pyarrow's modular encryption)."""
+def encrypted_columns(path: Path, plaintext_footer: bool = True) -> None:
+    """An encrypted column `a` (pyarrow's modular encryption), under a plaintext footer by default."""
     factory = pe.CryptoFactory(lambda config: _Kms())
-    config = pe.EncryptionConfiguration(footer_key="fk", column_keys={"ck": ["a"]}, plaintext_footer=True,
-                                        double_wrapping=False)
+    config = pe.EncryptionConfiguration(footer_key="fk", column_keys={"ck": ["a"]},
+                                        plaintext_footer=plaintext_footer, double_wrapping=False)
     props = factory.file_encryption_properties(pe.KmsConnectionConfig(), config)
     t = pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]})
     with pq.ParquetWriter(path, t.schema, encryption_properties=props) as w:
@@ -64,6 +64,16 @@ def test_encrypted_columns_under_a_plaintext_footer_are_read_and_named(tmp_path:
     assert enc.stats[1].null_count == 0 and enc.stats[1].min == b"x"  # `b` is not encrypted
     found = [f for f in run_checks(table) if f.code == "ENCRYPTED_COLUMNS"]
     assert [(f.files, f.subject) for f in found] == [(("dt=2024-01-02/p9999-encrypted.parquet",), "a")]
+
+
+def test_an_encrypted_footer_is_unreadable_naming_its_algorithm(tmp_path: Path) -> None:
+    good_lake(tmp_path, 2)
+    encrypted_columns(tmp_path / "dt=2024-01-02" / "p9999-secret.parquet", plaintext_footer=False)
+    table = read(str(tmp_path))
+    assert [(u.rel, u.reason) for u in table.scan.unreadable] == [
+        ("dt=2024-01-02/p9999-secret.parquet",
+         "encrypted footer (PARE, AES_GCM_V1): cannot be read without its key")]
+    assert len(table.scan.footers) == 2
 
 
 def _hang_on(marker: str) -> Callable[..., Any]:

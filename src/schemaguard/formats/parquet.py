@@ -220,11 +220,10 @@ def read_footer(
 
 
 # The parts of a footer a scan uses (parquet.thrift field ids), built; everything else is walked
-# over: FileMetaData 3 num_rows, 4 row_groups, 5 key_value_metadata, 6 created_by,
-# 8 encryption_algorithm; RowGroup 1 columns, 3 num_rows; ColumnChunk 3 meta_data,
-# 8 crypto_metadata, 9 encrypted_column_metadata; ColumnMetaData 5 num_values, 12 statistics.
-_SCANNED: Keep = {3: None, 4: {1: {3: {5: None, 12: None}, 8: None, 9: None}, 3: None}, 5: None, 6: None,
-                  8: None}
+# over: FileMetaData 3 num_rows, 4 row_groups, 5 key_value_metadata, 6 created_by; RowGroup
+# 1 columns, 3 num_rows; ColumnChunk 3 meta_data, 8 crypto_metadata, 9 encrypted_column_metadata;
+# ColumnMetaData 5 num_values, 12 statistics.
+_SCANNED: Keep = {3: None, 4: {1: {3: {5: None, 12: None}, 8: None, 9: None}, 3: None}, 5: None, 6: None}
 
 _SHARED: dict[Any, Any] = {}
 _KV_KEYS: dict[tuple[bytes, ...], tuple[str, ...]] = {}
