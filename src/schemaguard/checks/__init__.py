@@ -17,7 +17,7 @@ from schemaguard.checks.files import (
 )
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.gate import merge_conflicts
-from schemaguard.checks.spark_footer import spark_footer_disagreements
+from schemaguard.checks.spark_footer import spark_footer_disagreements, spark_refusals
 from schemaguard.checks.versions import case_only, layout_drift, missing_in_old, nullability
 from schemaguard.lake.table import TableRead
 
@@ -31,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     stale_checksums,
     no_data,
     encrypted_columns,
+    spark_refusals,
     merge_conflicts,
     layout_drift,
     nullability,

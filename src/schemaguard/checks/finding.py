@@ -47,6 +47,8 @@ CODES: dict[str, Code] = {c.code: c for c in (
          "encrypted_column_metadata (9); Parquet Modular Encryption (plaintext footer mode)"),
     Code("TABLE_HAS_NO_DATA", "warning", "No data file under the table's location: nothing was checked",
          "lake/discover.py (Spark's listing rules)"),
+    Code("SPARK_CANNOT_READ_FOOTER", "error", "Spark refuses a footer whole: every read of those files fails",
+         "formats/parquet.py _spark_refusal (observed on Spark 4.1.4: key-only MAP, unknown logical type)"),
     Code("SPARK_MERGE_CONFLICT", "error", "spark.read with mergeSchema fails on the versions on disk",
          f"{_CR} §5 StructType.merge; {_PS} §2.3"),
     Code("LOGICAL_TYPE_DRIFT", "warning", "A column's type or Parquet layout differs between schema versions",

@@ -190,6 +190,8 @@ def evaluate_gate(table: TableRead) -> GateReport:
 
     unreadable = [Unreadable(u.rel, u.reason) for u in table.scan.unreadable]
     unreadable += [Unreadable(s.rel, s.why) for s in table.listing.stale_checksums]
+    unreadable += [Unreadable(f.rel, f"Spark cannot read it: {v.footer.spark_refusal}")
+                   for v in history.versions if v.footer.spark_refusal for f in v.files]
     summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
     summary_errors: dict[str, str] = {}
     for s in table.summaries:

@@ -19,6 +19,15 @@ from schemaguard.model import DataType, is_nested, walk
 from schemaguard.rules.profiles import can_read
 
 
+def spark_refusals(table: TableRead, _: object = None) -> list[Finding]:
+    """Versions whose footer Spark refuses whole (a shape the model has no type for): every read
+    of those files fails, merged or not."""
+    return [finding("SPARK_CANNOT_READ_FOOTER",
+                    f"Spark cannot read the {len(v.files)} file(s) of v{v.number}: {why}", [v], "",
+                    [(f"v{v.number}", why)], subject=f"v{v.number}")
+            for v in table.versions if (why := v.footer.spark_refusal)]
+
+
 def spark_footer_disagreements(table: TableRead, _: object = None) -> list[Finding]:
     """Per path, the versions whose footer's Spark schema disagrees with its Parquet schema."""
     seen: dict[str, list[tuple[SchemaVersion, str]]] = defaultdict(list)

@@ -141,6 +141,7 @@ class FooterSchema:
     spark_schema_error: str | None
     fingerprint: str
     stat_kinds: tuple[str, ...]  # per leaf, how to decode its min/max bytes (see _stat_kind)
+    spark_refusal: str | None = None  # why Spark cannot read this footer at all (see _spark_refusal)
 
 
 class FileFooter(NamedTuple):
@@ -392,7 +393,32 @@ def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> Foote
     }
     digest = hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:16]
     return FooterSchema(schema, tuple(columns), spark_schema, spark_text, spark_error, digest,
-                        tuple(_stat_kind(c) for c in columns))
+                        tuple(_stat_kind(c) for c in columns), _spark_refusal(root, columns))
+
+
+def _spark_refusal(root: _Node, columns: list[ParquetColumn]) -> str | None:
+    """Why Spark (parquet-java 1.16) refuses a footer whose shapes the model has no type for,
+    observed on Spark 4.1.4 (tests/test_footer_files.py): a VARIANT whose specification version
+    is not 1 (absent reads as 0: PARQUET_TYPE_NOT_RECOGNIZED), a key-only map (its schema
+    converter wants a key and a value), a logical type newer than parquet-java (its Thrift
+    decoding of the footer fails). Types Spark refuses by kind (FLOAT16, GEOMETRY...) are
+    `base.spark_view`'s."""
+    stack = [(child, child.name) for child in root.children]
+    while stack:
+        node, path = stack.pop()
+        logical_ = node.element.logical
+        if not node.leaf and logical_ is not None and logical_[0] == 16 and logical_[1].get(1) != 1:
+            return (f"`{path}` is a VARIANT of specification version {logical_[1].get(1, 0)}: Spark "
+                    "reads only version 1 (PARQUET_TYPE_NOT_RECOGNIZED)")
+        stack += [(child, f"{path}.{child.name}") for child in node.children]
+    for c in columns:
+        if c.container == "map:key-only":
+            map_path = c.path.rpartition("[]")[0]
+            return f"`{map_path}` is a MAP without values: Spark fails with 'Invalid map type'"
+        if (c.logical_type or "").startswith("FIELD_"):
+            return (f"`{c.path}` has a logical type parquet-java does not know ({c.logical_type}): "
+                    "Spark fails reading the footer")
+    return None
 
 
 def _physical_key(c: ParquetColumn) -> list[Any]:
