@@ -15,7 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from schemaguard.checks import run_checks
+from schemaguard.checks.gate import evaluate_gate
 from schemaguard.formats.parquet import FileFooter, read_footer
+from schemaguard.lake.table import read
 from tests.helpers import spark_conf, spark_parquet_file
 from tests.test_parquet_footer import LOGICAL_TYPES
 from tests.test_parquet_spark import ROW
@@ -176,3 +179,25 @@ def test_spark_files_as_parquet_java_decodes_them(
     with spark_conf(spark, **settings):
         spark.sql(ROW).coalesce(1).write.mode("overwrite").parquet(str(out))
     assert_same(spark, spark_parquet_file(out))
+
+
+def test_variant_files_spark_writes_shredded_or_not_are_one_version(spark: Any, tmp_path: Path) -> None:
+    """Spark 4.1 shreds a VARIANT by the values in each file (and not at all when shredding is off):
+    each such file as parquet-java decodes it, all of them one version, read and merged as Spark
+    does."""
+    row = "SELECT parse_json('{\"a\": 1, \"b\": \"x\"}') AS v, 1 AS n"
+    other = "SELECT parse_json('[1, 2]') AS v, 2 AS n"
+    for part, sql, shred in [("k=1", row, "false"), ("k=2", row, "true"), ("k=3", other, "true")]:
+        with spark_conf(spark, spark__sql__variant__writeShredding__enabled=shred):
+            spark.sql(sql).coalesce(1).write.parquet(str(tmp_path / part))
+    files = sorted(tmp_path.glob("k=*/part-*.parquet"))
+    leaves = [[c.parquet_path for c in assert_same(spark, f).footer.columns] for f in files]
+    assert sorted(leaves[0]) == [("n",), ("v", "metadata"), ("v", "value")]  # not shredded
+    assert ("v", "typed_value", "a", "typed_value") in leaves[1]  # shredded by its values
+    assert leaves[2] != leaves[1]
+    table = read(str(tmp_path))
+    assert len(table.versions) == 1
+    assert [f.code for f in run_checks(table)] == []
+    assert evaluate_gate(table).merge_safe
+    merged = spark.read.option("mergeSchema", "true").parquet(str(tmp_path)).schema.simpleString()
+    assert merged == "struct<v:variant,n:int,k:int>"

@@ -84,11 +84,16 @@ def _top_level_nulls(path: str, versions: list[SchemaVersion]) -> int | None:
     """Null values of a top-level leaf over the versions' files, from footer statistics; None when
     unknown or nested (a nested leaf's null count also counts its parents' nulls and empty lists)."""
     total = 0
+    positions: dict[int, int | None] = {}  # per distinct footer schema (by identity: they are shared)
     for v in versions:
-        index = next((i for i, c in enumerate(v.footer.columns) if c.parquet_path == (path,)), None)
-        if index is None:
-            return None
-        for f in v.files:
+        for f in v.files:  # each file's own columns: a version's files may shred a VARIANT apiece
+            key = id(f.footer)
+            if key not in positions:
+                positions[key] = next(
+                    (i for i, c in enumerate(f.footer.columns) if c.parquet_path == (path,)), None)
+            index = positions[key]
+            if index is None:
+                return None
             nulls = f.stats[index].null_count
             if nulls is None:
                 return None

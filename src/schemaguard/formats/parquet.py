@@ -388,7 +388,7 @@ def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> Foote
             spark_error = str(e)
     ident = {
         "schema": schema_to_notation(schema),
-        "columns": [_physical_key(c) for c in columns],
+        "columns": list(dict.fromkeys(_physical_key(c) for c in columns)),
         "spark": schema_to_notation(spark_schema) if spark_schema else spark_text,
     }
     digest = hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:16]
@@ -421,10 +421,15 @@ def _spark_refusal(root: _Node, columns: list[ParquetColumn]) -> str | None:
     return None
 
 
-def _physical_key(c: ParquetColumn) -> list[Any]:
-    """What makes two leaves with the same model type differ on disk (backing, annotation, shape)."""
-    return [c.path, c.parquet_path, c.physical_type, c.type_length, c.logical_type, c.converted_type,
-            c.container]
+def _physical_key(c: ParquetColumn) -> tuple[Any, ...]:
+    """What makes two leaves with the same model type differ on disk (backing, annotation, shape).
+    A VARIANT's columns are one key whatever their shredding: Spark 4.1 shreds each file by the
+    values it holds (spark.sql.variant.inferShreddingSchema) and reads every shredding alike, so
+    shredding is no schema version."""
+    if c.container == "variant":
+        return (c.path, "VARIANT")
+    return (c.path, c.parquet_path, c.physical_type, c.type_length, c.logical_type, c.converted_type,
+            c.container)
 
 
 @dataclass(frozen=True, slots=True)

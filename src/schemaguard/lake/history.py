@@ -132,8 +132,7 @@ _LEAF_TEXTS: dict[tuple[str, bool], dict[str, str]] = {}  # by fingerprint: a fe
 
 def _leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
     """One line per model leaf, computed once per footer schema (several checks ask). A VARIANT is
-    one leaf over several Parquet columns (metadata, value, shredded typed_value...): its layout
-    says whether it is shredded."""
+    one leaf over several Parquet columns (metadata, value, shredded typed_value...)."""
     key = (footer.fingerprint, nullability)
     found = _LEAF_TEXTS.get(key)
     if found is None:
@@ -143,20 +142,18 @@ def _leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
 
 def _compute_leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
     types = leaves(footer.schema)
-    shredded = {c.path for c in footer.columns
-                if c.container == "variant" and "typed_value" in c.parquet_path}
     out: dict[str, str] = {}
     for c in footer.columns:
         if c.path not in out:
             t, nullable = types[c.path]
-            out[c.path] = _leaf_text(c, t, nullable if nullability else None, c.path in shredded)
+            out[c.path] = _leaf_text(c, t, nullable if nullability else None)
     return out
 
 
-def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None, shredded: bool) -> str:
+def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None) -> str:
     required = " not null" if nullable is False else ""
-    if c.container == "variant":
-        return f"{describe(t)}{required} [group VARIANT{', shredded' if shredded else ''}]"
+    if c.container == "variant":  # however it is shredded (see formats/parquet.py _physical_key)
+        return f"{describe(t)}{required} [group VARIANT]"
     physical = c.physical_type
     if c.type_length is not None:
         physical += f"({c.type_length})"
