@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from schemaguard.formats.notation import type_to_notation
-from schemaguard.formats.parquet import FileFooter, read_footer
+from schemaguard.formats.parquet import FileFooter, annotation, read_footer
 from tests.helpers import spark_conf, spark_parquet_file
+from tests.java_thrift import java_leaves, java_metadata
 
 ROW = """
 SELECT CAST(1 AS BIGINT) AS id,
@@ -241,9 +242,16 @@ def test_two_level_list(java_footer: FileFooter) -> None:
     assert columns(java_footer)["l[]"].container == "list:2-level"
 
 
-def test_interval(java_footer: FileFooter) -> None:
+def test_interval(spark: Any, java_footer: FileFooter) -> None:
+    """parquet-java writes INTERVAL as the UNKNOWN logical type beside the INTERVAL converted type
+    (parquet.thrift has no INTERVAL member); its own Thrift decoding says the same."""
     assert types(java_footer)["iv"] == "fixed(12)"
-    assert columns(java_footer)["iv"].logical_type == "INTERVAL"
+    iv = columns(java_footer)["iv"]
+    assert (iv.logical_type, iv.converted_type) == ("UNKNOWN", "INTERVAL")
+    assert annotation(iv) == "UNKNOWN + INTERVAL"
+    leaves = java_leaves(java_metadata(spark, Path(java_footer.path)))
+    [java] = [c for c in leaves if c["parquet_path"] == ("iv",)]
+    assert (java["logical_type"], java["converted_type"]) == ("UNKNOWN", "INTERVAL")
 
 
 def test_bare_repeated_field_is_required_list(java_footer: FileFooter) -> None:
