@@ -1,4 +1,4 @@
-"""Footers built by hand (tests/footer_files.py): every annotation parquet.thrift defines, and some
+"""Footers built by hand (tests/handmade_footers.py): every annotation parquet.thrift defines, and some
 it will, read as written; damaged footers as one clear reason each; names with awkward characters
 exact; and, against real Spark 4.1, what Spark makes of each shape the model has to express
 (GEOMETRY, GEOGRAPHY, VARIANT shredded or not, UNKNOWN, a future logical type, key-only and
@@ -21,7 +21,7 @@ from schemaguard.formats.parquet import FileFooter, UnreadableFile, annotation, 
 from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.lake.table import read
 from schemaguard.model import GeographyType, GeometryType, IntType, VariantType
-from tests.footer_files import (
+from tests.handmade_footers import (
     BYTE_ARRAY,
     FIXED,
     I8,
