@@ -225,7 +225,7 @@ def file_metadata(
     rows: int,
     *,
     kv: dict[str, str] | None = None,
-    created_by: str | bytes | None = "footer_files.py",
+    created_by: str | bytes | None = "handmade_footers.py",
     encryption_algorithm: dict[int, Any] | None = None,
 ) -> dict[int, Any]:
     return {

@@ -2,7 +2,7 @@
 (`org.apache.parquet.format.Util.readFileMetaData`, parquet-format-structures 1.16 in pyspark's
 jars), which keep every `SchemaElement` field as written, converted types included. Each file's
 leaves, annotations, field ids, row counts and statistics must be the same from both, on files
-written by pyarrow, by Spark (default and legacy formats) and by hand (tests/footer_files.py)."""
+written by pyarrow, by Spark (default and legacy formats) and by hand (tests/test_footer_files.py)."""
 
 from __future__ import annotations
 
