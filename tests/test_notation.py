@@ -281,3 +281,19 @@ def test_malformed_top_level_field_names_the_place(text: str) -> None:
 def test_unknown_keys_in_a_type_object_are_rejected(type_doc: dict[str, Any]) -> None:
     with pytest.raises(NotationError, match=r"^a: "):
         loads(_doc(_field("a", type_doc)))
+
+
+@pytest.mark.parametrize("text", [
+    "variant", "geometry", 'geometry("EPSG:4326")', "geography", 'geography("OGC:CRS84", "KARNEY")',
+    'geography(null, "VINCENTY")', 'geometry("{\\"type\\": \\"GeographicCRS\\", \\"name\\": \\"a, (b)\\"}")',
+])
+def test_variant_and_geospatial_types_round_trip(text: str) -> None:
+    t = parse_primitive(text)
+    assert parse_primitive(type_name(t)) == t
+    assert type_name(t) == text
+
+
+@pytest.mark.parametrize("text", ['geometry("a", "b")', "geography(1)", "geometry(EPSG:4326)"])
+def test_bad_geospatial_parameters_are_one_clear_error(text: str) -> None:
+    with pytest.raises(NotationError, match="JSON strings"):
+        parse_primitive(text)
