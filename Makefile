@@ -19,7 +19,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP) $(DELTA_JARS)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml src/schemaguard/formats/_thrift.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -22,10 +22,9 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from struct import Struct
-from typing import Any, NamedTuple
-
-from pyarrow import fs as pafs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from schemaguard.errors import first_line
 from schemaguard.formats.notation import schema_to_notation
@@ -81,6 +80,9 @@ SIMPLE_LOGICAL = {1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 6: "DATE", 11: "U
                   13: "BSON", 14: "UUID", 15: "FLOAT16", 19: "FILE"}
 _TIME_UNITS: dict[int, tuple[str, TimeUnit]] = {1: ("MILLIS", "ms"), 2: ("MICROS", "us"),
                                                 3: ("NANOS", "ns")}
+
+if TYPE_CHECKING:
+    from pyarrow import fs as pafs
 
 
 class UnreadableFile(Exception):
@@ -168,6 +170,30 @@ class FileFooter(NamedTuple):
     @property
     def fingerprint(self) -> str:
         return self.footer.fingerprint
+
+
+# What a forked worker sends back for one footer: the fields its parent does not know from the
+# listing (size as read, rows, row groups, created_by, footer schema, statistics as plain tuples,
+# key-value keys, encrypted leaves). Plain tuples unpickle about eight times faster than NamedTuples,
+# and the parent unpickles every file's alone.
+Packed = tuple[int, int, int, "str | None", FooterSchema, tuple[tuple[Any, ...], ...], tuple[str, ...],
+               tuple[str, ...]]
+
+
+def pack(f: FileFooter) -> Packed:
+    """One footer as a worker sends it (see `Packed`)."""
+    return (f.size, f.rows, f.row_groups, f.created_by, f.footer, tuple(map(tuple, f.stats)), f.kv_keys,
+            f.encrypted)
+
+
+_LEAF_STATS = partial(tuple.__new__, LeafStats)
+
+
+def unpack(p: Packed, path: str, rel: str, partition: tuple[tuple[str, str | None], ...],
+           mtime: float | None) -> FileFooter:
+    """The footer `pack` sent, with what the listing says of its file."""
+    return FileFooter(path, rel, partition, p[0], mtime, p[1], p[2], p[3], p[4],
+                      tuple(map(_LEAF_STATS, p[5])), p[6], p[7])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""List a table directory the way Spark does, through pyarrow's filesystem layer.
+"""List a table directory the way Spark does.
 
-Local paths and `s3://`, `gs://`, `abfs://`, `hdfs://` URIs go through the same code. The skip
+A local directory is walked with `os.scandir` (no pyarrow import: a local scan starts faster);
+`s3://`, `gs://`, `abfs://`, `hdfs://` URIs are listed through pyarrow's filesystem layer. Both
+become the same entries for one classification. The skip
 rules are Spark's `HadoopFSUtils.shouldFilterOutPathName` (parquet-and-spark.md §2.8): a name
 starting with `_` (unless it holds `=`, a partition directory) or `.`, or ending in `._COPYING_`,
 is not data. `_metadata` / `_common_metadata` summary files are skipped here too and reported.
@@ -15,13 +17,13 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple
 from urllib.parse import unquote
 
-import pyarrow as pa
-from pyarrow import fs as pafs
-
 from schemaguard.errors import UsageError, first_line
+
+if TYPE_CHECKING:
+    from pyarrow import fs as pafs
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 HADOOP_BYTES_PER_CHECKSUM = 512  # io.bytes.per.checksum default
@@ -49,7 +51,7 @@ class Ignored:
 @dataclass(frozen=True, slots=True)
 class Listing:
     root: str
-    filesystem: pafs.FileSystem
+    filesystem: pafs.FileSystem | None  # None on local disk: files are opened with `os`
     files: tuple[DataFile, ...]
     ignored: tuple[Ignored, ...]
     stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
@@ -58,10 +60,12 @@ class Listing:
 
 
 def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
-    """A filesystem and a path in it for a local path or a URI."""
+    """A pyarrow filesystem and a path in it for a local path or a URI."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
     if "://" not in location:
-        path = Path(location).expanduser().absolute()
-        return pafs.LocalFileSystem(), str(path), True
+        return pafs.LocalFileSystem(), _absolute(location), True
     try:
         filesystem, path = pafs.FileSystem.from_uri(location)
     except (pa.ArrowException, OSError, ValueError) as e:
@@ -109,65 +113,97 @@ def parse_partition(segment: str) -> tuple[str, str | None] | None:
     return unquote(key), None if decoded == HIVE_NULL else decoded
 
 
+def _absolute(location: str) -> str:
+    return str(Path(location).expanduser().absolute())
+
+
 def discover(location: str) -> Listing:
+    if "://" not in location:
+        return _discover_local(_absolute(location), location)
     filesystem, root, is_local = resolve(location)
+    if is_local:  # a file:// URI
+        return _discover_local(root, location)
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
     try:
         info = filesystem.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            raise DiscoveryError(f"no such table path: {location}")
+        if info.type == pafs.FileType.File:  # a single file is a table of one file
+            one = DataFile(root, info.base_name, info.size or 0, _mtime(info.mtime_ns), ())
+            return Listing(root, filesystem, (one,), (), (), (), False)
+        kinds: dict[pafs.FileType, Kind] = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
+        entries = [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
+                   for i in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))]
+    except UnicodeDecodeError:  # pyarrow decodes a name when asked for it
+        raise DiscoveryError(f"cannot list {location}: a name in it is not valid UTF-8") from None
     except (pa.ArrowException, OSError) as e:
         raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
-    if info.type == pafs.FileType.NotFound:
-        raise DiscoveryError(f"no such table path: {location}")
-    if info.type == pafs.FileType.File:  # a single file is a table of one file
-        one = DataFile(root, info.base_name, info.size or 0, _mtime(info), ())
-        return Listing(root, filesystem, (one,), (), (), (), is_local)
+    return _classify(root, filesystem, entries)
+
+
+def _discover_local(root: str, location: str) -> Listing:
     try:
-        entries: Sequence[Entry] = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
-        for entry in entries:
-            entry.path  # noqa: B018  pyarrow decodes a name when asked: one that is not UTF-8 raises here
-    except UnicodeDecodeError:
-        if not is_local:
-            raise DiscoveryError(f"cannot list {location}: a name in it is not valid UTF-8") from None
-        entries = _walk_local(root)
-    except (pa.ArrowException, OSError) as e:
-        raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
-    return _classify(root, filesystem, entries, is_local)
+        st = os.stat(root)
+    except FileNotFoundError:
+        raise DiscoveryError(f"no such table path: {location}") from None
+    except OSError as e:
+        raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
+    if stat.S_ISREG(st.st_mode):  # a single file is a table of one file
+        one = DataFile(root, os.path.basename(root), st.st_size, _mtime(st.st_mtime_ns), ())
+        return Listing(root, None, (one,), (), (), (), True)
+    if not stat.S_ISDIR(st.st_mode):
+        raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
+    try:
+        os.scandir(root).close()
+    except OSError as e:
+        raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
+    return _classify(root, None, _walk_local(root))
 
 
-class _LocalEntry(NamedTuple):
-    """What `_classify` reads of a pyarrow FileInfo, for a listing pyarrow cannot make."""
+Kind = Literal["file", "dir", "other", "unlistable"]  # other: a FIFO, socket or device
 
-    path: str  # undecodable bytes kept as surrogates (os functions open it, pyarrow cannot)
-    type: pafs.FileType
+
+class Entry(NamedTuple):
+    """One listed entry, local or remote, as `_classify` reads it."""
+
+    path: str  # on local disk, bytes that are not UTF-8 are kept as surrogates (os opens them)
+    kind: Kind
     size: int | None
     mtime_ns: int | None
+    why: str | None = None  # why an unlistable directory could not be listed
 
 
-class Entry(Protocol):
-    """What `_classify` reads of a listed entry: a pyarrow FileInfo, or a `_LocalEntry`."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def type(self) -> pafs.FileType: ...
-    @property
-    def size(self) -> int | None: ...
-    @property
-    def mtime_ns(self) -> int | None: ...
-
-
-def _walk_local(root: str) -> list[_LocalEntry]:
-    """A local listing by `os.walk` that survives names which are not UTF-8."""
-    found: list[_LocalEntry] = []
-    for folder, dirs, files in os.walk(root):
-        found += [_LocalEntry(os.path.join(folder, d), pafs.FileType.Directory, None, None) for d in dirs]
-        for name in files:
-            path = os.path.join(folder, name)
+def _walk_local(root: str) -> list[Entry]:
+    """A local listing by `os.scandir`, one `stat` per entry. It follows symbolic links as
+    pyarrow's and Hadoop's local listings do, but never into a directory it is already inside (a
+    link cycle). A directory it cannot list is an entry of its own, reported, not a dead run."""
+    found: list[Entry] = []
+    st = os.stat(root)
+    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(root, frozenset({(st.st_dev, st.st_ino)}))]
+    while stack:
+        folder, inside = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                children = list(listing)
+        except OSError as e:
+            found.append(Entry(folder, "unlistable", None, None, e.strerror or first_line(e)))
+            continue
+        for child in children:
             try:
-                st = os.stat(path)
+                st = child.stat()
             except OSError:
-                continue  # vanished between the two calls: not listed, as pyarrow would not list it
-            kind = pafs.FileType.File if stat.S_ISREG(st.st_mode) else pafs.FileType.Unknown
-            found.append(_LocalEntry(path, kind, st.st_size, st.st_mtime_ns))
+                continue  # vanished since it was listed, or a dangling link: not listed, as pyarrow
+            if stat.S_ISDIR(st.st_mode):
+                found.append(Entry(child.path, "dir", None, None))
+                key = (st.st_dev, st.st_ino)
+                if key not in inside:
+                    stack.append((child.path, inside | {key}))
+            elif stat.S_ISREG(st.st_mode):
+                found.append(Entry(child.path, "file", st.st_size, st.st_mtime_ns))
+            else:
+                found.append(Entry(child.path, "other", None, None))
     return found
 
 
@@ -179,7 +215,7 @@ class _Dir:
     partition: tuple[tuple[str, str | None], ...]
 
 
-def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], is_local: bool) -> Listing:
+def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[Entry]) -> Listing:
     prefix = root.rstrip("/") + "/"
     files: list[DataFile] = []
     ignored: list[Ignored] = []
@@ -196,10 +232,13 @@ def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], 
         if where.skipped:
             continue  # inside a directory already reported as skipped
         reason = skip_reason(name)
-        if e.type == pafs.FileType.Unknown:
+        if e.kind == "other":
             ignored.append(Ignored(rel, "not a regular file (a FIFO, socket or device): not data"))
             continue
-        if e.type == pafs.FileType.Directory:
+        if e.kind == "unlistable":
+            ignored.append(Ignored(rel + "/", f"cannot be listed: {e.why}; its files are not read"))
+            continue
+        if e.kind == "dir":
             dirs[rel] = _Dir(reason is not None, where.partition + _partition_of(name))
             if reason:
                 ignored.append(Ignored(rel + "/", reason))
@@ -209,7 +248,7 @@ def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], 
                 checksums[_sidecar_target(rel)] = e.size or 0
             ignored.append(Ignored(rel, reason))
             continue
-        files.append(DataFile(path, rel, e.size or 0, _mtime(e), where.partition))
+        files.append(DataFile(path, rel, e.size or 0, _mtime(e.mtime_ns), where.partition))
     # Spark sorts leaves by path ("the first file" means this order); entries came sorted that way.
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
@@ -218,7 +257,7 @@ def _classify(root: str, filesystem: pafs.FileSystem, entries: Sequence[Entry], 
     )
     ignored.sort(key=lambda i: i.rel)
     columns = dict.fromkeys(k for d in dirs.values() if not d.skipped for k, _ in d.partition)
-    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), is_local)
+    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), filesystem is None)
 
 
 def not_utf8(path: str) -> bool:
@@ -265,5 +304,5 @@ def crc_size(data_size: int) -> int:
     return 8 + 4 * math.ceil(data_size / HADOOP_BYTES_PER_CHECKSUM)
 
 
-def _mtime(info: Entry) -> float | None:
-    return info.mtime_ns / 1e9 if info.mtime_ns is not None else None
+def _mtime(ns: int | None) -> float | None:
+    return ns / 1e9 if ns is not None else None

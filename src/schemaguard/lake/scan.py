@@ -22,15 +22,14 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from pyarrow import fs as pafs
+from typing import TYPE_CHECKING, TypeVar
 
 from schemaguard.errors import first_line
-from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
+from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, pack, read_footer, unpack
 from schemaguard.lake.discover import DataFile, Listing
 
 if TYPE_CHECKING:
+    from pyarrow import fs as pafs
     from pyspark.sql import SparkSession
 
 CHUNK = 500  # files per task: large enough that pickling shares each footer schema per chunk
@@ -93,7 +92,7 @@ def _run_pool(ranges: list[tuple[int, int]], n_workers: int, progress: Progress 
         futures = [pool.submit(_read_inherited, lo, hi) for lo, hi in ranges]
         for future, (lo, hi) in zip(futures, ranges, strict=True):
             try:
-                done[lo] = _done(future, hi - lo, progress)
+                done[lo] = _unpacked(lo, _done(future, hi - lo, progress))
             except BrokenProcessPool:
                 failed.append((lo, hi))
     return failed
@@ -141,25 +140,35 @@ def _alarm(signum: int, frame: object) -> None:
     raise _Timeout
 
 
-def _read_inherited(lo: int, hi: int) -> list[FileFooter | Unreadable]:
+def _read_inherited(lo: int, hi: int) -> list[Packed | Unreadable]:
     """A range of the listing, each file's read under a time limit: a read that blocks (a stalled
-    mount) or never ends is interrupted by SIGALRM in this worker and becomes that file's finding."""
+    mount) or never ends is interrupted by SIGALRM in this worker and becomes that file's finding.
+    Footers go back packed (`formats.parquet.Packed`): the parent unpickles every one alone."""
     signal.signal(signal.SIGALRM, _alarm)
-    out: list[FileFooter | Unreadable] = []
+    out: list[Packed | Unreadable] = []
     for f in _INHERITED[lo:hi]:
         signal.setitimer(signal.ITIMER_REAL, READ_SECONDS)
         try:
-            out += _read_chunk((f,), None)
+            read = _read_one(f, None)
         except _Timeout:
-            out.append(Unreadable(f.rel, f"timed out: no footer after {READ_SECONDS:g} s (a stalled "
-                                         "mount, or a read that does not end)"))
+            read = Unreadable(f.rel, f"timed out: no footer after {READ_SECONDS:g} s (a stalled "
+                                     "mount, or a read that does not end)")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        out.append(read if isinstance(read, Unreadable) else pack(read))
     return out
 
 
-def _done(future: Future[list[FileFooter | Unreadable]], n: int,
-          progress: Progress | None) -> list[FileFooter | Unreadable]:
+def _unpacked(lo: int, results: list[Packed | Unreadable]) -> list[FileFooter | Unreadable]:
+    """What `_read_inherited(lo, ...)` sent, as footers."""
+    return [r if isinstance(r, Unreadable) else unpack(r, f.path, f.rel, f.partition, f.mtime)
+            for f, r in zip(_INHERITED[lo:lo + len(results)], results, strict=True)]
+
+
+_R = TypeVar("_R")
+
+
+def _done(future: Future[list[_R]], n: int, progress: Progress | None) -> list[_R]:
     result = future.result()
     if progress:
         progress(n)
@@ -195,16 +204,17 @@ def _chunks(files: Sequence[DataFile], size: int) -> Iterator[Sequence[DataFile]
 def _read_chunk(
     files: Sequence[DataFile], filesystem: pafs.FileSystem | None
 ) -> list[FileFooter | Unreadable]:
-    out: list[FileFooter | Unreadable] = []
-    for f in files:
-        try:
-            out.append(read_footer(f.path, rel=f.rel, filesystem=filesystem, size=f.size,
-                                   mtime=f.mtime, partition=f.partition))
-        except UnreadableFile as e:
-            out.append(Unreadable(f.rel, e.reason))
-        except Exception as e:  # any other failure on one file is that file's, never the run's
-            out.append(Unreadable(f.rel, f"corrupt footer: {type(e).__name__}: {first_line(e)}"))
-    return out
+    return [_read_one(f, filesystem) for f in files]
+
+
+def _read_one(f: DataFile, filesystem: pafs.FileSystem | None) -> FileFooter | Unreadable:
+    try:
+        return read_footer(f.path, rel=f.rel, filesystem=filesystem, size=f.size, mtime=f.mtime,
+                           partition=f.partition)
+    except UnreadableFile as e:
+        return Unreadable(f.rel, e.reason)
+    except Exception as e:  # any other failure on one file is that file's, never the run's
+        return Unreadable(f.rel, f"corrupt footer: {type(e).__name__}: {first_line(e)}")
 
 
 def _split(results: list[list[FileFooter | Unreadable]]) -> ScanResult:
