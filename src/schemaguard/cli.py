@@ -31,6 +31,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rich's help layout costs ~0.1 s of imports on every --help
     help="A schema-change guard for Spark/Parquet data lakes.",
 )
 

@@ -97,9 +97,10 @@ def _corrupt(why: str) -> UnreadableFile:
     return UnreadableFile(f"corrupt footer: {why}")
 
 
-@dataclass(frozen=True, slots=True)
-class ParquetColumn:
-    """What the footer says about one leaf column, beyond the model type."""
+class ParquetColumn(NamedTuple):
+    """What the footer says about one leaf column, beyond the model type. A NamedTuple: a wide
+    footer holds tens of thousands, pickled back from a worker (dataclasses with slots unpickle
+    several times slower)."""
 
     path: str  # model path, e.g. `items[].price`; inside a variant, the variant's own path
     parquet_path: tuple[str, ...]  # the Parquet node names, e.g. ("items", "list", "element", "price")
@@ -458,8 +459,7 @@ def _physical_key(c: ParquetColumn) -> tuple[Any, ...]:
             c.container)
 
 
-@dataclass(frozen=True, slots=True)
-class _Element:
+class _Element(NamedTuple):
     """One `SchemaElement` (fields 1-10) as written; `logical` is the LogicalType union's member
     id and body, `converted` the ConvertedType value."""
 
@@ -475,36 +475,27 @@ class _Element:
     logical: tuple[int, dict[int, Any]] | None
 
 
+_ELEMENT_INTS = (1, 2, 3, 5, 6, 7, 8, 9)  # SchemaElement's i32 fields
+
+
 def _element(e: Any, index: int) -> _Element:
     if not isinstance(e, dict) or not isinstance(e.get(4), bytes):
         raise _corrupt(f"schema element {index} has no name")
-
-    def number(fid: int) -> int | None:
-        v = e.get(fid)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-    repetition = number(3)
+    # An i32 field holding anything else (a boolean, bytes) is treated as absent.
+    physical, length, repetition, children, converted, scale, precision, field_id = (
+        v if type(v) is int else None for v in map(e.get, _ELEMENT_INTS))
     union = e.get(10)
     logical = None
     if isinstance(union, dict) and union:
         member = next(iter(union))
         body = union[member]
         logical = (member, body if isinstance(body, dict) else {})
-    return _Element(
-        name=e[4].decode("utf-8", "replace"),
-        physical=number(1),
-        type_length=number(2),
-        repetition=REPETITIONS[repetition] if repetition in (0, 1, 2) else "REQUIRED",
-        num_children=number(5),
-        converted=number(6),
-        scale=number(7),
-        precision=number(8),
-        field_id=number(9),
-        logical=logical,
-    )
+    return _Element(e[4].decode("utf-8", "replace"), physical, length,
+                    REPETITIONS[repetition] if repetition in (0, 1, 2) else "REQUIRED", children,
+                    converted, scale, precision, field_id, logical)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     element: _Element
     children: list[_Node]
