@@ -25,8 +25,7 @@ from schemaguard.checks.waivers import waive, waiver_findings
 from schemaguard.config import AuditConfig, TableConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.lake.discover import DiscoveryError, Listing, discover
-from schemaguard.lake.history import SchemaVersion
-from schemaguard.lake.table import read_listing
+from schemaguard.lake.table import TableRead, read_listing
 from schemaguard.model import Schema
 
 if TYPE_CHECKING:
@@ -115,7 +114,7 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
                  advance: Callable[[int], None] | None) -> TableAudit:
     table = target.table
     read = read_listing(target.listing, advance, spark if config.engine == "spark" else None)
-    source, current = _current_schema(target, read.versions)
+    source, current = _current_schema(target, read)
     options = CheckOptions(current, table.profiles, table.mode, table.options)
     found = [replace(f, table=table.name) for f in run_checks(read, options)]
     return TableAudit(table.name, target.listing.root, summarize(table.name, read), source,
@@ -123,7 +122,7 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
                       tuple(by_severity(waive(found, config.waivers))))
 
 
-def _current_schema(target: _Target, versions: tuple[SchemaVersion, ...]) -> tuple[str, Schema | None]:
+def _current_schema(target: _Target, read: TableRead) -> tuple[str, Schema | None]:
     if target.table.schema is not None:
         from schemaguard.sources import load_schemas
 
@@ -133,6 +132,9 @@ def _current_schema(target: _Target, versions: tuple[SchemaVersion, ...]) -> tup
         return target.table.schema, loaded.schemas[-1][1]
     if target.catalog_schema is not None:
         return "catalog", target.catalog_schema
+    if read.delta is not None:
+        return f"Delta log (v{read.delta.version})", read.delta.current.schema
+    versions = read.versions
     if versions:
         return f"newest version (v{versions[-1].number})", versions[-1].footer.schema
     return "none (no readable file)", None

@@ -25,7 +25,7 @@ from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
 
 if TYPE_CHECKING:
     from schemaguard.config import AuditConfig
-    from schemaguard.lake.table import TableRead
+    from schemaguard.lake.table import ReadOptions, TableRead
 
 app = typer.Typer(
     add_completion=False,
@@ -86,13 +86,25 @@ def scan(
     output: FormatOption = OutputFormat.text,
     max_files: Annotated[int, typer.Option(help="file paths listed per version in JSON")] = 1000,
     engine: Annotated[Engine, typer.Option(help="local processes/threads, or a Spark job")] = Engine.local,
+    format_hint: Annotated[str, typer.Option(
+        "--format-hint", help="read the table as auto (detected)|parquet|delta")] = "auto",
+    version: Annotated[int | None, typer.Option(
+        "--version", help="Delta: audit this table version's snapshot (time travel)")] = None,
+    timestamp: Annotated[str | None, typer.Option(
+        "--timestamp", help="Delta: the snapshot at this time (ISO 8601; UTC unless it says)")] = None,
+    include_unreferenced: Annotated[bool, typer.Option(
+        "--include-unreferenced", help="Delta: also read files on disk the snapshot leaves out")] = False,
 ) -> None:
-    """Read every footer: schema versions, columns that change between them, unreadable files."""
+    """Read every footer: schema versions, columns that change between them, unreadable files.
+    A Delta table is read through its log: the snapshot's files, columns by logical name."""
     from schemaguard.checks import run_checks
     from schemaguard.checks.summary import summarize
+    from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
     from schemaguard.report import scan as scan_report
 
-    table = _read_table(path, output, spark=engine == Engine.spark)
+    how = ReadOptions(_choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
+                      _instant(timestamp) if timestamp is not None else None, include_unreferenced)
+    table = _read_table(path, output, spark=engine == Engine.spark, how=how)
     summary, found = summarize(path, table), run_checks(table)
     if output == OutputFormat.json:
         _print_json(scan_report.scan_json(summary, found, max_files))
@@ -286,19 +298,32 @@ def findings(
     console().print(shown)
 
 
-def _read_table(path: str, output: OutputFormat, spark: bool = False) -> TableRead:
+def _instant(text: str) -> float:
+    """An ISO 8601 date or time as seconds since the epoch (UTC unless it names a zone)."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--timestamp {text!r} is not an ISO 8601 date or time (2026-12-03 or 2026-12-03T16:00:00Z)")
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _read_table(path: str, output: OutputFormat, spark: bool = False,
+                how: ReadOptions | None = None) -> TableRead:
     """A table read for a command, with a progress bar on long text-mode scans."""
     from schemaguard.lake.discover import discover
-    from schemaguard.lake.table import read_listing
+    from schemaguard.lake.table import ReadOptions, read_listing
     from schemaguard.report.scan import progress
 
     listing = discover(path)
     if spark:
         from schemaguard.spark import get_spark
 
-        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path)
+        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path,
+                            how=how or ReadOptions())
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        return read_listing(listing, advance, location=path)
+        return read_listing(listing, advance, location=path, how=how or ReadOptions())
 
 
 def _status(message: str) -> None:

@@ -5,8 +5,9 @@ and decide nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 
+from schemaguard.lake.delta import files_per_schema
 from schemaguard.lake.discover import DataFile, partition_dir
 from schemaguard.lake.history import (
     ColumnChange,
@@ -17,6 +18,8 @@ from schemaguard.lake.history import (
     leaf_signature,
 )
 from schemaguard.lake.table import TableRead
+from schemaguard.model import Identity, Schema
+from schemaguard.rules.changes import Operation, diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,19 @@ class VersionSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class LogVersion:
+    """A schema version the table's log sets (Delta: a metaData action that changed the schema),
+    with how many of the snapshot's files were added while it was current, and the operations
+    from the one before (columns paired by column-mapping id under column mapping, else by name)."""
+
+    version: int  # the table version that set it
+    timestamp: str | None  # ISO, UTC
+    schema: Schema
+    files: int
+    changes: tuple[Operation, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Counts:
     files: int  # data files listed
     read: int
@@ -35,6 +51,7 @@ class Counts:
     ignored: int
     versions: int
     rows: int
+    unreferenced: int = 0  # Delta: data files on disk that no add of the snapshot references
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +64,7 @@ class TableSummary:
     unreadable_files: tuple[DataFile, ...]  # as listed (partition, mtime), for the timeline
     unreadable_days: tuple[tuple[date, int], ...]  # the unreadable files per day of the date partition
     partition_dirs: dict[str, str]  # each listed file's partition directory ("" when unpartitioned)
+    log_versions: tuple[LogVersion, ...] = ()  # Delta: the schema history of the log, oldest first
 
 
 def summarize(name: str, table: TableRead) -> TableSummary:
@@ -60,7 +78,27 @@ def summarize(name: str, table: TableRead) -> TableSummary:
     bad = {u.rel for u in table.scan.unreadable}
     unreadable = tuple(f for f in table.listing.files if f.rel in bad)
     counts = Counts(len(table.listing.files), len(table.scan.footers), len(table.scan.unreadable),
-                    len(table.listing.ignored), len(versions), sum(f.rows for f in table.scan.footers))
+                    len(table.listing.ignored), len(versions), sum(f.rows for f in table.scan.footers),
+                    len(table.unreferenced))
     return TableSummary(name, table, counts, summaries, date_col, unreadable,
                         files_per_day(unreadable, date_col) if date_col else (),
-                        {f.rel: partition_dir(f.partition) for f in table.listing.files})
+                        {f.rel: partition_dir(f.partition) for f in table.listing.files},
+                        log_versions(table))
+
+
+def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
+    """The log's schema history with files and operations (empty for a Parquet directory)."""
+    log = table.delta
+    if log is None:
+        return ()
+    identity: Identity = "name" if log.mapping_mode == "none" else "id"
+    files = files_per_schema(log)
+    previous = [None, *log.schemas][:len(log.schemas)]
+    return tuple(
+        LogVersion(s.version, _iso(s.timestamp), s.schema, files[s.version],
+                   tuple(diff(p.schema, s.schema, identity)) if p else ())
+        for p, s in zip(previous, log.schemas, strict=True))
+
+
+def _iso(seconds: float | None) -> str | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")

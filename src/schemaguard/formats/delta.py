@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,43 +26,143 @@ from schemaguard.model import DataType, Field, Schema, SchemaTransform, make_met
 
 MAPPING_MODE_KEY = "delta.columnMapping.mode"
 MAPPING_ID_KEY = "delta.columnMapping.id"
+MAPPING_PHYSICAL_KEY = "delta.columnMapping.physicalName"
 _COMMIT = re.compile(r"(\d{20})\.json")
 # Classic (`n.checkpoint.parquet`), multi-part (`n.checkpoint.i.k.parquet`) and V2 (`n.checkpoint.uuid.json`).
 _CHECKPOINT = re.compile(r"(\d{20})\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
 
 
+@dataclass(frozen=True, slots=True)
+class DeltaFile:
+    """One `add` action of the snapshot: a data file Delta readers read."""
+
+    path: str  # as logged, URI-decoded: relative to the table root, or an absolute URI
+    partition_values: tuple[tuple[str, str | None], ...]  # as logged (physical column names)
+    size: int
+    modification_time: float | None  # seconds since the epoch
+    added_in: int | None  # the commit that added it; None when only a checkpoint says it is there
+    stats: dict[str, Any] | None  # the parsed `stats`: numRecords, nullCount, minValues, maxValues
+    deletion_vector: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaSchemaVersion:
+    """A schema the log set (a `metaData` action whose schema differs from the one before)."""
+
+    version: int  # the commit (or checkpoint) that set it
+    timestamp: float | None  # the commit's time: its in-commit timestamp, else its file's mtime
+    schema: Schema  # logical names; column-mapping ids as field ids
+    configuration: dict[str, str]
+    partition_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaLog:
+    """A snapshot of a Delta table and its schema history, from the log alone."""
+
+    version: int  # the snapshot's table version
+    timestamp: float | None
+    files: tuple[DeltaFile, ...]  # add minus remove, in path order
+    schemas: tuple[DeltaSchemaVersion, ...]  # oldest first; the last is the snapshot's
+    protocol: dict[str, Any]
+    notes: tuple[str, ...]  # what a reader should know (a history cut at a checkpoint)
+
+    @property
+    def current(self) -> DeltaSchemaVersion:
+        return self.schemas[-1]
+
+    @property
+    def mapping_mode(self) -> str:
+        return self.current.configuration.get(MAPPING_MODE_KEY, "none")
+
+    def schema_at(self, version: int | None) -> DeltaSchemaVersion:
+        """The schema current at a table version (the oldest known, before the history starts)."""
+        if version is None:
+            return self.schemas[0]
+        return next((s for s in reversed(self.schemas) if s.version <= version), self.schemas[0])
+
+
 def delta_schemas(filesystem: pafs.FileSystem, log: str,
                   shown: str) -> tuple[list[tuple[str, Schema]], list[str]]:
     """Every schema the log at `log` sets, labelled `v<table version>`, and notes (a cut history)."""
+    read = read_delta_log(filesystem, log, shown)
+    return [(f"v{s.version}", s.schema) for s in read.schemas], list(read.notes)
+
+
+def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: int | None = None,
+                   timestamp: float | None = None) -> DeltaLog:
+    """The snapshot at `version` (or the last commit at or before `timestamp`, or the latest) of
+    the log at `log`: JSON commits replayed after the checkpoint they follow (classic, multi-part
+    and V2 checkpoints with sidecars), per Delta PROTOCOL.md "Action Reconciliation"."""
     try:
         entries = filesystem.get_file_info(pafs.FileSelector(log))
     except (OSError, pa.ArrowException) as e:
         raise SchemaLoadError(f"{shown}: cannot be listed: {first_line(e)}") from None
-    commits: dict[int, str] = {}
+    commits: dict[int, pafs.FileInfo] = {}
     checkpoints: dict[int, list[str]] = {}
     for entry in entries:
         if m := _COMMIT.fullmatch(entry.base_name):
-            commits[int(m[1])] = entry.path
+            commits[int(m[1])] = entry
         elif m := _CHECKPOINT.fullmatch(entry.base_name):
             checkpoints.setdefault(int(m[1]), []).append(entry.path)
     if not commits and not checkpoints:
         raise SchemaLoadError(f"{shown}: no Delta commits or checkpoints")
-    start, replay = _replay_plan(set(commits), set(checkpoints), shown)
-    states: list[tuple[int, str, dict[str, Any] | None]] = []
+    read = {v: _commit(filesystem, info, inside(shown, info.base_name))
+            for v, info in sorted(commits.items())}
+    target = _target_version(read, set(commits) | set(checkpoints), version, timestamp, shown)
+    start, replay = _replay_plan({v for v in commits if v <= target},
+                                 {v for v in checkpoints if v <= target}, shown)
+    files: dict[str, DeltaFile] = {}
+    metas: list[tuple[int, float | None, dict[str, Any]]] = []
+    protocol: dict[str, Any] = {}
     if start is not None:
-        states.append((start, inside(shown, f"{start:020d}.checkpoint"),
-                       _checkpoint_metadata(filesystem, sorted(checkpoints[start]), shown)))
-    states += [(v, inside(shown, f"{v:020d}.json"), _commit_metadata(filesystem, commits[v], shown))
-               for v in replay]
-    schemas: list[tuple[str, Schema]] = []
-    for version, where, meta in states:
-        schema = _delta_schema(meta, where) if meta is not None else None
-        if schema is not None and (not schemas or schemas[-1][1] != schema):
-            schemas.append((f"v{version}", schema))
+        base = _checkpoint_actions(filesystem, sorted(checkpoints[start]), log, shown)
+        origin = {a["path"]: v for v, c in read.items() if v <= start for a in c.adds}
+        for add in base.adds:
+            files[add["path"]] = _file(add, origin.get(add["path"]))
+        if base.metadata is not None:
+            metas.append((start, read[start].timestamp if start in read else None, base.metadata))
+        protocol = base.protocol or protocol
+    for v in replay:
+        c = read[v]
+        for path in c.removes:
+            files.pop(path, None)
+        for add in c.adds:
+            files[add["path"]] = _file(add, v)
+        if c.metadata is not None:
+            metas.append((v, c.timestamp, c.metadata))
+        protocol = c.protocol or protocol
+    schemas: list[DeltaSchemaVersion] = []
+    for v, when, meta in metas:
+        where = inside(shown, f"{v:020d}.json")
+        schema = _delta_schema(meta, where)
+        if not schemas or schemas[-1].schema != schema:
+            config = {str(k): str(x) for k, x in dict(meta.get("configuration") or {}).items()}
+            schemas.append(DeltaSchemaVersion(v, when, schema, config,
+                                              tuple(meta.get("partitionColumns") or ())))
     if not schemas:
         raise SchemaLoadError(f"{shown}: no metaData action with a schema in the log")
     cut = f"history starts at checkpoint v{start}: older commits were cleaned up"
-    return schemas, ([] if start is None else [cut])
+    return DeltaLog(target, read[target].timestamp if target in read else None,
+                    tuple(files[p] for p in sorted(files)), tuple(schemas), protocol,
+                    () if start is None else (cut,))
+
+
+def _target_version(read: dict[int, _Commit], versions: set[int], version: int | None,
+                    timestamp: float | None, shown: str) -> int:
+    latest = max(versions)
+    if version is not None:
+        if version not in versions:
+            raise SchemaLoadError(f"{shown}: no table version {version} (the log holds "
+                                  f"{min(versions)}..{latest})")
+        return version
+    if timestamp is not None:
+        before = [v for v, c in read.items() if c.timestamp is not None and c.timestamp <= timestamp]
+        if not before:
+            raise SchemaLoadError(f"{shown}: no commit at or before that time (the oldest commit is "
+                                  f"later)")
+        return max(before)
+    return latest
 
 
 def _replay_plan(commits: set[int], checkpoints: set[int], shown: str) -> tuple[int | None, list[int]]:
@@ -78,14 +179,32 @@ def _replay_plan(commits: set[int], checkpoints: set[int], shown: str) -> tuple[
     raise SchemaLoadError(f"{shown}: {problem} and no checkpoint lets it be replayed")
 
 
-def _commit_metadata(filesystem: pafs.FileSystem, path: str, shown_log: str) -> dict[str, Any] | None:
-    shown = inside(shown_log, path.rpartition("/")[2])
-    return _json_metadata(read_bytes(filesystem, path, shown), shown)
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    """The actions of one commit (or checkpoint) that a snapshot and its history need."""
+
+    adds: list[dict[str, Any]]
+    removes: list[str]
+    metadata: dict[str, Any] | None  # the last metaData action
+    protocol: dict[str, Any] | None
+    timestamp: float | None
 
 
-def _json_metadata(data: bytes, shown: str) -> dict[str, Any] | None:
-    """The last metaData action among a JSON log file's newline-delimited actions, if any."""
-    found = None
+def _commit(filesystem: pafs.FileSystem, info: pafs.FileInfo, shown: str) -> _Commit:
+    """One JSON commit's actions; its time is its in-commit timestamp, else its file's mtime
+    (what DESCRIBE HISTORY shows)."""
+    actions = _json_actions(read_bytes(filesystem, info.path, shown), shown)
+    found = _gather(actions)
+    info_action: dict[str, Any] = next(
+        (a["commitInfo"] for a in actions if isinstance(a.get("commitInfo"), dict)), {})
+    ict = info_action.get("inCommitTimestamp")
+    mtime = info.mtime_ns / 1e9 if info.mtime_ns is not None else None
+    return replace(found, timestamp=ict / 1000 if isinstance(ict, int) else mtime)
+
+
+def _json_actions(data: bytes, shown: str) -> list[dict[str, Any]]:
+    """A JSON log file's newline-delimited actions."""
+    out = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
@@ -93,28 +212,68 @@ def _json_metadata(data: bytes, shown: str) -> dict[str, Any] | None:
             action = json.loads(line)
         except json.JSONDecodeError as e:
             raise SchemaLoadError(f"{shown}: line {number} is not JSON ({first_line(e)})") from None
-        if isinstance(action, dict) and isinstance(action.get("metaData"), dict):
-            found = action["metaData"]
-    return found
+        if isinstance(action, dict):
+            out.append(action)
+    return out
 
 
-def _checkpoint_metadata(
-    filesystem: pafs.FileSystem, paths: list[str], shown_log: str
-) -> dict[str, Any] | None:
-    """The metaData action of a checkpoint (any of its parts), read with pyarrow or as JSON."""
+def _gather(actions: list[dict[str, Any]]) -> _Commit:
+    adds, removes, metadata, protocol = [], [], None, None
+    for a in actions:
+        if isinstance(add := a.get("add"), dict) and isinstance(add.get("path"), str):
+            adds.append(add)
+        elif isinstance(remove := a.get("remove"), dict) and isinstance(remove.get("path"), str):
+            removes.append(remove["path"])
+        elif isinstance(a.get("metaData"), dict):
+            metadata = a["metaData"]
+        elif isinstance(a.get("protocol"), dict):
+            protocol = a["protocol"]
+    return _Commit(adds, removes, metadata, protocol, None)
+
+
+_CHECKPOINT_COLUMNS = ("add", "remove", "metaData", "protocol", "sidecar")
+
+
+def _checkpoint_actions(filesystem: pafs.FileSystem, paths: list[str], log: str, shown_log: str) -> _Commit:
+    """Every action of a checkpoint: its parts (multi-part), and the sidecar files a V2
+    checkpoint names (`_delta_log/_sidecars/`)."""
+    actions: list[dict[str, Any]] = []
     for path in paths:
-        shown = inside(shown_log, path.rpartition("/")[2])
-        if path.endswith(".json"):
-            meta = _json_metadata(read_bytes(filesystem, path, shown), shown)
-        else:
-            try:
-                rows = pq.read_table(path, columns=["metaData"], filesystem=filesystem).column(0).to_pylist()
-            except (OSError, pa.ArrowException, KeyError) as e:
-                raise SchemaLoadError(f"{shown}: unreadable checkpoint: {first_line(e)}") from None
-            meta = next((r for r in rows if r), None)
-        if meta is not None:
-            return meta
-    return None
+        actions += _actions_file(filesystem, path, inside(shown_log, path.rpartition("/")[2]))
+    for sidecar in [a["sidecar"] for a in actions if isinstance(a.get("sidecar"), dict)]:
+        name = unquote(str(sidecar.get("path", "")))
+        where = name if "/" in name else f"{log}/_sidecars/{name}"
+        actions += _actions_file(filesystem, where, inside(shown_log, f"_sidecars/{name}"))
+    return _gather(actions)
+
+
+def _actions_file(filesystem: pafs.FileSystem, path: str, shown: str) -> list[dict[str, Any]]:
+    """The actions of a checkpoint part or sidecar, JSON or Parquet (one action per row)."""
+    if path.endswith(".json"):
+        return _json_actions(read_bytes(filesystem, path, shown), shown)
+    try:
+        file = pq.ParquetFile(path, filesystem=filesystem)
+        columns = [c for c in _CHECKPOINT_COLUMNS if c in file.schema_arrow.names]
+        rows = file.read(columns=columns).to_pylist()
+    except (OSError, pa.ArrowException, KeyError) as e:
+        raise SchemaLoadError(f"{shown}: unreadable checkpoint: {first_line(e)}") from None
+    return [{k: v for k, v in row.items() if v is not None} for row in rows]
+
+
+def _file(add: dict[str, Any], added_in: int | None) -> DeltaFile:
+    """An `add` action as a snapshot file (pyarrow reads a checkpoint's maps as lists of pairs)."""
+    values = dict(add.get("partitionValues") or {})
+    stats = add.get("stats")
+    parsed = None
+    if isinstance(stats, str):
+        try:
+            parsed = json.loads(stats)
+        except json.JSONDecodeError:
+            parsed = None  # unusable statistics are no statistics: the proofs fall back to the data
+    when = add.get("modificationTime")
+    return DeltaFile(unquote(add["path"]), tuple(sorted(values.items())), int(add.get("size") or 0),
+                     when / 1000 if isinstance(when, int) else None, added_in,
+                     parsed if isinstance(parsed, dict) else None, bool(add.get("deletionVector")))
 
 
 def _delta_schema(meta: dict[str, Any], shown: str) -> Schema:

@@ -59,6 +59,8 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
         })
     return {
         "table": summary.name,
+        "format": table.table_format,
+        **({"snapshot": _snapshot_json(summary, max_files)} if table.delta is not None else {}),
         "ordered_by": table.history.ordered_by,
         "partition_columns": list(table.listing.partition_columns),
         "versions": versions,
@@ -66,7 +68,29 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
         "ignored": [{"path": i.rel, "why": i.why} for i in table.listing.ignored],
         "findings": [finding_doc(f) for f in findings],
         "counts": {"files": c.files, "read": c.read, "unreadable": c.unreadable, "ignored": c.ignored,
-                   "versions": c.versions, "rows": c.rows},
+                   "versions": c.versions, "rows": c.rows, "unreferenced": c.unreferenced},
+    }
+
+
+def _snapshot_json(summary: TableSummary, max_files: int) -> dict[str, Any]:
+    """A Delta table's snapshot: its version, features, schema history and unreferenced files."""
+    table = summary.table
+    log = table.delta
+    assert log is not None
+    return {
+        "version": log.version,
+        "column_mapping": log.mapping_mode,
+        "protocol": log.protocol,
+        "schema_history": [{
+            "version": v.version,
+            "timestamp": v.timestamp,
+            "schema": schema_to_notation(v.schema),
+            "files": v.files,
+            "changes": [{"operation": o.kind.value, "path": o.path, "old_path": o.old_path,
+                         "before": o.before, "after": o.after, "detail": o.detail} for o in v.changes],
+        } for v in summary.log_versions],
+        "unreferenced_files": [f.rel for f in table.unreferenced[:max_files]],
+        "notes": list(log.notes),
     }
 
 
@@ -89,8 +113,14 @@ def _column_json(c: Any) -> dict[str, Any]:
 def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Console | None = None) -> None:
     out = console or terminal()
     table, counts = summary.table, summary.counts
-    out.print(f"[bold]{summary.name}[/]  {counts.files} data files, {counts.rows:,} rows, "
+    kind = "" if table.delta is None else f" (Delta table, snapshot v{table.delta.version})"
+    out.print(f"[bold]{summary.name}[/]{kind}  {counts.files} data files, {counts.rows:,} rows, "
               f"{counts.versions} schema version(s), oldest first by {table.history.ordered_by}")
+    if summary.log_versions:
+        out.print(_log_table(summary))
+    if counts.unreferenced:
+        out.print(f"{counts.unreferenced} data file(s) on disk that the snapshot does not reference "
+                  "(removed, not yet vacuumed, or orphans): left out of every verdict")
     versions = Table(title="Schema versions", title_justify="left")
     for col in ("version", "seen", "files", "partitions", "rows", "columns", "fingerprint"):
         right = col in ("files", "partitions", "rows", "columns")
@@ -120,6 +150,24 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
     if table.listing.ignored:
         why = Counter(i.why for i in table.listing.ignored)
         out.print("Ignored (not data to Spark): " + "; ".join(f"{n} x {w}" for w, n in why.items()))
+
+
+def _log_table(summary: TableSummary) -> Table:
+    history = Table(title="Table schema history (the log)", title_justify="left")
+    for col in ("table version", "committed", "files", "changes"):
+        history.add_column(col, justify="right" if col == "files" else "left")
+    for v in summary.log_versions:
+        first = v is summary.log_versions[0]
+        changes = "; ".join(_operation_text(o) for o in v.changes) or ("created" if first else "-")
+        history.add_row(f"v{v.version}", v.timestamp or "-", str(v.files), changes)
+    return history
+
+
+def _operation_text(o: Any) -> str:
+    if o.old_path:
+        return f"{o.kind.value} {o.old_path} -> {o.path}"
+    change = f" {o.before} -> {o.after}" if o.before and o.after else ""
+    return f"{o.kind.value} {o.path}{change}"
 
 
 def unreadable_table(title: str, unreadable: Iterable[Any]) -> Table:

@@ -1,0 +1,203 @@
+"""A Delta table read as Delta readers read it: the files of one snapshot of its log, not its
+directory, and its columns by their logical names.
+
+The log (formats/delta.py) gives the snapshot's files (add minus remove) and the schema history.
+Files on disk that the snapshot does not reference (removed and not yet vacuumed, or orphans) are
+counted apart and read by no verdict unless asked. Under column mapping (`name` or `id`, Delta
+PROTOCOL.md "Column Mapping") footers hold physical names (`col-<uuid>`) and field ids; each is
+joined to its logical name by physical name, else by field id, through every schema the log has
+set, so a file written before a rename shows the new name and a dropped column its last name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from schemaguard.formats.delta import MAPPING_PHYSICAL_KEY, DeltaLog, read_delta_log
+from schemaguard.formats.parquet import FileFooter, FooterSchema
+from schemaguard.lake.discover import DataFile, Listing, spark_order_key
+from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
+    DataType,
+    EnumType,
+    Field,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    SchemaTransform,
+    SchemaVisitor,
+    StructType,
+    canonical_json,
+    transform,
+    visit,
+    walk,
+)
+
+if TYPE_CHECKING:
+    from pyarrow import fs as pafs
+
+LOG_DIR = "_delta_log"
+
+
+def is_delta(listing: Listing) -> bool:
+    """A directory holding `_delta_log/` is a Delta table (the listing reports the log as skipped)."""
+    return any(i.rel == f"{LOG_DIR}/" for i in listing.ignored)
+
+
+def read_log(listing: Listing, version: int | None = None, timestamp: float | None = None) -> DeltaLog:
+    """The table's log at a version or time (default: the latest), read where the table lies."""
+    filesystem: pafs.FileSystem
+    if listing.filesystem is None:
+        from pyarrow import fs as pafs
+
+        filesystem = pafs.LocalFileSystem()
+    else:
+        filesystem = listing.filesystem
+    root = listing.root.rstrip("/")
+    return read_delta_log(filesystem, f"{root}/{LOG_DIR}", f"{root}/{LOG_DIR}", version, timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a Delta read covers, as a listing, and the listed data files it leaves out."""
+
+    listing: Listing  # the snapshot's files (plus the unreferenced ones when they are included)
+    unreferenced: tuple[DataFile, ...]  # on disk, referenced by no add of the snapshot
+
+
+def snapshot_listing(listing: Listing, log: DeltaLog, include_unreferenced: bool = False) -> Snapshot:
+    """The snapshot's files as data files (sizes, times and partition values from the log,
+    partition columns by their logical names), in Spark's order."""
+    root = listing.root.rstrip("/")
+    logical = _partition_names(log)
+    files = []
+    for f in log.files:
+        rel = _relative(f.path, root)
+        path = rel if "://" in rel or rel.startswith("/") else f"{root}/{rel}"
+        partition = tuple((logical.get(k, k), v) for k, v in f.partition_values)
+        files.append(DataFile(path, rel, f.size, f.modification_time, partition))
+    referenced = {f.rel for f in files}
+    unreferenced = tuple(d for d in listing.files if d.rel not in referenced)
+    if include_unreferenced:
+        files += unreferenced
+    files.sort(key=lambda d: spark_order_key(d.rel))
+    columns = tuple(logical.get(c, c) for c in log.current.partition_columns)
+    return Snapshot(replace(listing, files=tuple(files), partition_columns=columns), unreferenced)
+
+
+def _relative(path: str, root: str) -> str:
+    """An add's path relative to the table root when it lies below it (absolute paths are allowed
+    for shallow clones)."""
+    for prefix in (f"{root}/", f"file:{root}/", f"file://{root}/"):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path[len("file:"):] if path.startswith("file:/") and not path.startswith("file://") else path
+
+
+def _partition_names(log: DeltaLog) -> dict[str, str]:
+    """Physical partition column names (the keys of `partitionValues`) to logical ones."""
+    return {physical: name for physical, name in _physical_names(log.current.schema).items()
+            if "." not in physical}
+
+
+# ---------------------------------------------------------------------------------------------
+# Column mapping
+
+
+def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
+    """Footers with their columns named as the log names them (unchanged without column mapping)."""
+    if all(s.configuration.get("delta.columnMapping.mode", "none") == "none" for s in log.schemas):
+        return tuple(footers)
+    names: dict[str, str] = {}
+    ids: dict[int, str] = {}
+    for s in log.schemas:  # oldest first: a later name (a rename) wins
+        names.update(_physical_names(s.schema))
+        ids.update(_id_names(s.schema))
+    renamed: dict[int, FooterSchema] = {}  # per footer schema object: footers share them
+    out = []
+    for f in footers:
+        footer = renamed.get(id(f.footer))
+        if footer is None:
+            footer = renamed[id(f.footer)] = _renamed(f.footer, names, ids)
+        out.append(f._replace(footer=footer))
+    return tuple(out)
+
+
+def _renamed(footer: FooterSchema, names: dict[str, str], ids: dict[int, str]) -> FooterSchema:
+    rename = _Rename(names, ids)
+    schema = transform(footer.schema, rename)
+    paths = {old: new for (old, _, _), (new, _, _) in zip(walk(footer.schema), walk(schema), strict=True)}
+    spark = transform(footer.spark_schema, rename) if footer.spark_schema is not None else None
+    applied = canonical_json(sorted(rename.applied.items()))
+    return replace(
+        footer, schema=schema, spark_schema=spark,
+        columns=tuple(c._replace(path=paths.get(c.path, c.path)) for c in footer.columns),
+        # a name of its own: the leaf texts and versions are cached and grouped by fingerprint
+        fingerprint=hashlib.sha256(f"{footer.fingerprint}{applied}".encode()).hexdigest()[:16])
+
+
+class _Rename(SchemaTransform):
+    """Each field of a footer renamed from its physical name (by its physical path, else its
+    field id) to its logical name."""
+
+    def __init__(self, names: dict[str, str], ids: dict[int, str]) -> None:
+        self.names, self.ids = names, ids
+        self.applied: dict[str, str] = {}
+
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        name = self.names.get(path) or (self.ids.get(f.id) if f.id is not None else None) or f.name
+        if name != f.name:
+            self.applied[path] = name
+        return replace(f, name=name, type=type_result)
+
+
+_Pairs = list[tuple[str, str, int | None]]  # (physical path below a node, logical name, mapping id)
+
+
+class _PhysicalPaths(SchemaVisitor[_Pairs, _Pairs]):
+    """Every field of a logical Delta schema as (physical path, logical name, id): the physical
+    path joins each field's `delta.columnMapping.physicalName` in the model's path syntax."""
+
+    def field(self, f: Field, path: str, type_result: _Pairs) -> _Pairs:
+        physical = f.meta.get(MAPPING_PHYSICAL_KEY, f.name)
+        return [(physical, f.name, f.id), *((physical + p, n, i) for p, n, i in type_result)]
+
+    def struct(self, t: StructType, path: str, fields: Sequence[_Pairs]) -> _Pairs:
+        return [("." + p, n, i) for pairs in fields for p, n, i in pairs]
+
+    def list(self, t: ListType, path: str, element: _Pairs) -> _Pairs:
+        return [(ELEMENT + p, n, i) for p, n, i in element]
+
+    def map(self, t: MapType, path: str, key: _Pairs, value: _Pairs) -> _Pairs:
+        return [*((KEY + p, n, i) for p, n, i in key), *((VALUE + p, n, i) for p, n, i in value)]
+
+    def enum(self, t: EnumType, path: str) -> _Pairs:
+        return []
+
+    def primitive(self, t: PrimitiveType, path: str) -> _Pairs:
+        return []
+
+
+def _physical_names(schema: Schema) -> dict[str, str]:
+    """Physical path of each field -> its logical name."""
+    return {p[1:]: n for p, n, _ in visit(schema, _PhysicalPaths())}
+
+
+def _id_names(schema: Schema) -> dict[int, str]:
+    """Column-mapping id of each field -> its logical name."""
+    return {i: n for _, n, i in visit(schema, _PhysicalPaths()) if i is not None}
+
+
+def files_per_schema(log: DeltaLog) -> dict[int, int]:
+    """How many snapshot files were added while each schema version of the log was current
+    (files only a checkpoint records count under the oldest schema it knows)."""
+    counts = dict.fromkeys((s.version for s in log.schemas), 0)
+    for f in log.files:
+        counts[log.schema_at(f.added_in).version] += 1
+    return counts
