@@ -65,6 +65,7 @@ class DeltaLog:
     files: tuple[DeltaFile, ...]  # add minus remove, in path order
     schemas: tuple[DeltaSchemaVersion, ...]  # oldest first; the last is the snapshot's
     protocol: dict[str, Any]
+    configuration: dict[str, str]  # the snapshot's table properties (its last metaData action)
     notes: tuple[str, ...]  # what a reader should know (a history cut at a checkpoint)
 
     @property
@@ -73,7 +74,7 @@ class DeltaLog:
 
     @property
     def mapping_mode(self) -> str:
-        return self.current.configuration.get(MAPPING_MODE_KEY, "none")
+        return self.configuration.get(MAPPING_MODE_KEY, "none")
 
     def schema_at(self, version: int | None) -> DeltaSchemaVersion:
         """The schema current at a table version (the oldest known, before the history starts)."""
@@ -137,15 +138,19 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
         where = inside(shown, f"{v:020d}.json")
         schema = _delta_schema(meta, where)
         if not schemas or schemas[-1].schema != schema:
-            config = {str(k): str(x) for k, x in dict(meta.get("configuration") or {}).items()}
-            schemas.append(DeltaSchemaVersion(v, when, schema, config,
+            schemas.append(DeltaSchemaVersion(v, when, schema, _configuration(meta),
                                               tuple(meta.get("partitionColumns") or ())))
     if not schemas:
         raise SchemaLoadError(f"{shown}: no metaData action with a schema in the log")
     cut = f"history starts at checkpoint v{start}: older commits were cleaned up"
     return DeltaLog(target, read[target].timestamp if target in read else None,
                     tuple(files[p] for p in sorted(files)), tuple(schemas), protocol,
-                    () if start is None else (cut,))
+                    _configuration(metas[-1][2]), () if start is None else (cut,))
+
+
+def _configuration(meta: dict[str, Any]) -> dict[str, str]:
+    """A metaData action's table properties (a JSON object, or pairs as pyarrow reads a map)."""
+    return {str(k): str(x) for k, x in dict(meta.get("configuration") or {}).items()}
 
 
 def _target_version(read: dict[int, _Commit], versions: set[int], version: int | None,
@@ -281,7 +286,7 @@ def _delta_schema(meta: dict[str, Any], shown: str) -> Schema:
     if not isinstance(text, str):
         raise SchemaLoadError(f"{shown}: metaData has no schemaString")
     # pyarrow reads a map column as a list of pairs, JSON as an object: dict() takes both.
-    mode = dict(meta.get("configuration") or {}).get(MAPPING_MODE_KEY, "none")
+    mode = _configuration(meta).get(MAPPING_MODE_KEY, "none")
     try:
         schema = schema_from_spark_json(text)
         return transform(schema, _MappingIds()) if mode in ("name", "id") else schema

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from schemaguard.formats.delta import MAPPING_PHYSICAL_KEY, DeltaLog, read_delta_log
+from schemaguard.formats.delta import MAPPING_MODE_KEY, MAPPING_PHYSICAL_KEY, DeltaLog, read_delta_log
 from schemaguard.formats.parquet import FileFooter, FooterSchema
 from schemaguard.lake.discover import DataFile, Listing, spark_order_key
 from schemaguard.model import (
@@ -112,7 +112,8 @@ def _partition_names(log: DeltaLog) -> dict[str, str]:
 
 def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
     """Footers with their columns named as the log names them (unchanged without column mapping)."""
-    if all(s.configuration.get("delta.columnMapping.mode", "none") == "none" for s in log.schemas):
+    if log.mapping_mode == "none" and all(
+            s.configuration.get(MAPPING_MODE_KEY, "none") == "none" for s in log.schemas):
         return tuple(footers)
     names: dict[str, str] = {}
     ids: dict[int, str] = {}
