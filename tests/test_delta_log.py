@@ -177,3 +177,18 @@ def test_the_scan_command_says_delta_and_shows_the_log(spark: Any, tmp_path: Pat
     bad = subprocess.run([*cli, "scan", str(path), "--version", "7"], capture_output=True, text=True,
                          check=False, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no table version 7" in bad.stderr
+
+
+def test_the_demo_delta_table(spark: Any, tmp_path: Path) -> None:
+    from schemaguard.demo import build_delta_demo
+
+    path = build_delta_demo(tmp_path, spark)
+    table = read(str(path))
+    ops = [(v, kind, p) for v, changes in log_changes(table) for kind, p, _ in changes]
+    assert ops == [(2, "add_optional_field", "channel"), (4, "rename", "customer_name"),
+                   (5, "widen_type", "qty")]
+    # The two appends' files, removed by the overwrite, on disk until VACUUM.
+    assert {f.path for f in table.unreferenced} == engine_files(spark, path, 1)
+    assert [[p for p, _, _ in shape(v.footer.schema)] for v in table.versions] == [
+        ["id", "customer_name", "qty", "amount", "channel"]] * 2
+    assert_like_the_engine(spark, path, only=[versions(spark, path)[-1]])

@@ -116,12 +116,18 @@ def scan(
 def demo(
     directory: Annotated[Path, typer.Argument(help="where to build the demo lake")],
 ) -> None:
-    """Build a demo lake: an `orders` table whose history holds realistic schema changes."""
-    from schemaguard.demo import build_demo_lake
+    """Build a demo lake: an `orders` Parquet table and an `orders_delta` Delta table (written with
+    delta-spark) whose histories hold realistic schema changes."""
+    from schemaguard.demo import build_delta_demo, build_demo_lake
+    from schemaguard.spark import get_spark
 
     table = build_demo_lake(directory)
     typer.echo(f"demo lake written: {table}")
+    _status("writing the Delta table with delta-spark")
+    delta = build_delta_demo(directory, get_spark("schemaguard-demo"))
+    typer.echo(f"demo lake written: {delta}")
     typer.echo(f"try: schemaguard scan {table}")
+    typer.echo(f"     schemaguard scan {delta}")
 
 
 @app.command()

@@ -6,17 +6,33 @@ compressed into 60 days: the changes real tables go through, and some junk files
   v3  dt 2024-01-31..02-14  ts INT64 timestamp_us_utc; amount decimal(12,2) (precision change)
   v4  dt 2024-02-15..29  quantity int64 (a type widened)
 Junk: a zero-byte file, a truncated file, a text file, `_SUCCESS`, `_temporary/`, a `.crc` sidecar.
+
+Beside it, `orders_delta`, a Delta table written by delta-spark with the history Delta tables
+go through (`build_delta_demo`):
+
+  v0  created: id, customer, qty int, amount decimal(10,2)
+  v1  appended
+  v2  overwritten with overwriteSchema, + channel (the old files stay on disk, unreferenced)
+  v3  column mapping (name) and type widening switched on
+  v4  customer renamed to customer_name (a rename under column mapping: no file rewritten)
+  v5  qty widened to bigint (type widening: no file rewritten)
+  v6  appended
 """
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DAYS = 60
 FILES_PER_DAY = 2
@@ -83,3 +99,35 @@ def _add_junk(table_dir: Path) -> None:
     (temp / "part-00000-attempt.parquet").write_bytes(good)
     first = next(day.glob("part-00001-*.parquet"))
     (day / f".{first.name}.crc").write_bytes(b"crc\x00\x00\x00\x02\x00" + b"\x00" * 4)  # stale
+
+
+def build_delta_demo(directory: Path, spark: SparkSession) -> Path:
+    """Write `orders_delta` under `directory` with delta-spark and return its path. It is written
+    under a hidden name and renamed when complete: a failed run leaves no half table behind."""
+    final = directory.absolute() / "orders_delta"
+    if final.exists():
+        raise FileExistsError(f"{final} already exists; pick another directory or remove it")
+    path = final.with_name(".orders_delta.partial")
+    shutil.rmtree(path, ignore_errors=True)
+    where = f"delta.`{path}`"
+
+    def rows(first: int, extra: str = "") -> None:
+        spark.sql(f"SELECT id, concat('c', id % 97) AS customer, CAST(1 + id % 9 AS INT) AS qty, "
+                  f"CAST(id % 5000 AS DECIMAL(10,2)) AS amount{extra} FROM range({first}, {first + 50})") \
+            .write.format("delta").mode("append").save(str(path))
+
+    rows(0)
+    rows(50)
+    spark.sql("SELECT id, concat('c', id % 97) AS customer, CAST(1 + id % 9 AS INT) AS qty, "
+              "CAST(id % 5000 AS DECIMAL(10,2)) AS amount, 'web' AS channel FROM range(0, 100)") \
+        .write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(str(path))
+    spark.sql(f"ALTER TABLE {where} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+              "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5', "
+              "'delta.enableTypeWidening' = 'true')")
+    spark.sql(f"ALTER TABLE {where} RENAME COLUMN customer TO customer_name")
+    spark.sql(f"ALTER TABLE {where} ALTER COLUMN qty TYPE BIGINT")
+    spark.sql("SELECT id, concat('c', id % 97) AS customer_name, CAST(1 + id % 9 AS BIGINT) AS qty, "
+              "CAST(id % 5000 AS DECIMAL(10,2)) AS amount, 'app' AS channel FROM range(100, 150)") \
+        .write.format("delta").mode("append").save(str(path))
+    path.rename(final)
+    return final

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
+from schemaguard.formats.delta import BOOKKEEPING, MAPPING_MODE_KEY, DeltaSchemaVersion
 from schemaguard.lake.delta import files_per_schema
 from schemaguard.lake.discover import DataFile, partition_dir
 from schemaguard.lake.history import (
@@ -19,7 +20,7 @@ from schemaguard.lake.history import (
 )
 from schemaguard.lake.table import TableRead
 from schemaguard.model import Identity, Schema
-from schemaguard.rules.changes import Operation, diff
+from schemaguard.rules.changes import Operation, OpKind, diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,8 @@ class VersionSummary:
 class LogVersion:
     """A schema version the table's log sets (Delta: a metaData action that changed the schema),
     with how many of the snapshot's files were added while it was current, and the operations
-    from the one before (columns paired by column-mapping id under column mapping, else by name)."""
+    from the one before (columns paired by column-mapping id under column mapping, else by name;
+    changes of Delta's bookkeeping metadata left out)."""
 
     version: int  # the table version that set it
     timestamp: str | None  # ISO, UTC
@@ -91,13 +93,20 @@ def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
     log = table.delta
     if log is None:
         return ()
-    identity: Identity = "name" if log.mapping_mode == "none" else "id"
     files = files_per_schema(log)
     previous = [None, *log.schemas][:len(log.schemas)]
     return tuple(
         LogVersion(s.version, _iso(s.timestamp), s.schema, files[s.version],
-                   tuple(diff(p.schema, s.schema, identity)) if p else ())
+                   tuple(o for o in diff(p.schema, s.schema, _pairing(p, s))
+                         if not (o.kind == OpKind.METADATA_CHANGED and o.detail in BOOKKEEPING)) if p else ())
         for p, s in zip(previous, log.schemas, strict=True))
+
+
+def _pairing(before: DeltaSchemaVersion, after: DeltaSchemaVersion) -> Identity:
+    """Columns pair by column-mapping id when both schemas have ids (a rename is then a rename),
+    by name when either has none (the commit that switches column mapping on assigns them)."""
+    mapped = all(v.configuration.get(MAPPING_MODE_KEY, "none") != "none" for v in (before, after))
+    return "id" if mapped else "name"
 
 
 def _iso(seconds: float | None) -> str | None:

@@ -27,6 +27,9 @@ from schemaguard.model import DataType, Field, Schema, SchemaTransform, make_met
 MAPPING_MODE_KEY = "delta.columnMapping.mode"
 MAPPING_ID_KEY = "delta.columnMapping.id"
 MAPPING_PHYSICAL_KEY = "delta.columnMapping.physicalName"
+# Field metadata Delta keeps for itself (column mapping, type widening's record of changes): a
+# change of these is no change of the schema its readers see. A field id is a column-mapping id.
+BOOKKEEPING = frozenset({MAPPING_PHYSICAL_KEY, MAPPING_ID_KEY, "delta.typeChanges", "field id"})
 _COMMIT = re.compile(r"(\d{20})\.json")
 # Classic (`n.checkpoint.parquet`), multi-part (`n.checkpoint.i.k.parquet`) and V2 (`n.checkpoint.uuid.json`).
 _CHECKPOINT = re.compile(r"(\d{20})\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
