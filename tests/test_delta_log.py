@@ -192,3 +192,26 @@ def test_the_demo_delta_table(spark: Any, tmp_path: Path) -> None:
     assert [[p for p, _, _ in shape(v.footer.schema)] for v in table.versions] == [
         ["id", "customer_name", "qty", "amount", "channel"]] * 2
     assert_like_the_engine(spark, path, only=[versions(spark, path)[-1]])
+
+
+def test_a_table_written_by_delta_rs(spark: Any, tmp_path: Path) -> None:
+    """delta-rs (another writer): appends that merge a new column in, an overwrite with a new
+    schema, a checkpoint it writes itself. Delta (delta-spark) reads it; so does schemaguard."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    path = tmp_path / "rs"
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2], pa.int32()), "p": ["a", "b"]}),
+                    partition_by=["p"])
+    write_deltalake(str(path), pa.table({"id": pa.array([3], pa.int32()), "p": ["a"], "note": ["x"]}),
+                    mode="append", schema_mode="merge")
+    DeltaTable(str(path)).create_checkpoint()
+    write_deltalake(str(path), pa.table({"id": pa.array([4], pa.int64()), "p": ["c"]}),
+                    mode="overwrite", schema_mode="overwrite", partition_by=["p"])
+    table = read(str(path))
+    rs_files = {unquote(u).removeprefix("file://") for u in DeltaTable(str(path)).file_uris()}
+    assert {f.path for f in table.listing.files} == rs_files
+    assert [(v, [k for k, _, _ in ops]) for v, ops in log_changes(table)] == [
+        (0, []), (1, ["add_optional_field"]), (2, ["widen_type", "drop_field"])]
+    assert len(table.unreferenced) == 3
+    assert_like_the_engine(spark, path)
