@@ -605,6 +605,68 @@ def print_scale(results: Sequence[ScaleResult], processes: Sequence[ProcessPair]
     log(f"  schemaguard --help: {help_s:.2f} s (target < 0.3 s) {'PASS' if help_s < 0.3 else 'MISS'}")
 
 
+DELTA_VERSION = 1
+DELTA_COMMITS = 100
+
+
+def ensure_delta_table(files: int) -> Path:
+    """A Delta table of `files` data files written by delta-rs: DELTA_COMMITS appends of
+    files/DELTA_COMMITS partitions each (one file per partition), a checkpoint, one more commit."""
+    from deltalake import DeltaTable, write_deltalake
+
+    case = CACHE_DIR / f"delta{files}"
+    table, marker = case / "table", case / "COMPLETE"
+    text = json.dumps({"delta": DELTA_VERSION, "files": files})
+    if marker.exists() and marker.read_text() == text:
+        return table
+    shutil.rmtree(case, ignore_errors=True)
+    log(f"generating a Delta table of {files:,} files with delta-rs ...")
+    per = max(1, files // DELTA_COMMITS)
+    for commit in range(math.ceil(files / per)):
+        parts = list(range(per))
+        write_deltalake(str(table), pa.table({"id": [commit * per + p for p in parts], "part": parts,
+                                              "note": [f"c{commit}"] * per}),
+                        partition_by=["part"], mode="append")
+        if commit == DELTA_COMMITS - 2:
+            DeltaTable(str(table)).create_checkpoint()
+    marker.write_text(text)
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaResult:
+    files: int
+    log: Timing
+    listing: Timing
+
+
+def time_delta(files: int, repeat: int) -> DeltaResult:
+    """The snapshot from the log against a listing of the same directory (both in-process)."""
+    from pyarrow import fs as pafs
+
+    from schemaguard.formats.delta import read_delta_log
+    from schemaguard.lake.discover import discover
+
+    table = ensure_delta_table(files)
+    local = pafs.LocalFileSystem()
+    log_dir = str(table / "_delta_log")
+    snapshot = read_delta_log(local, log_dir, log_dir)
+    log(f"timing the {len(snapshot.files):,}-file Delta table: its snapshot from the log vs a listing ...")
+    runs = interleaved(repeat, {"log": lambda: read_delta_log(local, log_dir, log_dir),
+                                "listing": lambda: discover(str(table))})
+    n = len(snapshot.files)
+    return DeltaResult(n, Timing("Delta snapshot from the log", tuple(runs["log"]), n),
+                       Timing("listing the directory", tuple(runs["listing"]), n))
+
+
+def print_delta(r: DeltaResult) -> None:
+    log(f"\n=== a Delta table of {r.files:,} files (in-process, best of runs) ===")
+    print_table([r.log, r.listing])
+    ratio = r.log.best / r.listing.best
+    log(f"  reading the snapshot from the log takes {ratio:.2f}x the listing's time (target < 1x) "
+        f"{'PASS' if ratio < 1 else 'MISS'}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -625,6 +687,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="columns of the wide table (2 files, 2 versions); 0 skips it (default 20000)")
     parser.add_argument("--many", type=int, default=100_000,
                         help="files of the many-files table; 0 skips it (default 100000)")
+    parser.add_argument("--delta", type=int, default=10_000,
+                        help="files of the Delta table (written by delta-rs); 0 skips it (default 10000)")
     return parser.parse_args(argv)
 
 
@@ -655,6 +719,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         scale.append(time_scale(f"{args.many:,}-file table", many, repeat))
         processes.append(process_times(f"{args.many:,}-file table", many, args.many, repeat))
     print_scale(scale, processes, help_time(repeat))
+    if args.delta:
+        print_delta(time_delta(args.delta, repeat))
 
 
 if __name__ == "__main__":

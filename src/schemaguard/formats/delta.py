@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -35,17 +35,27 @@ _COMMIT = re.compile(r"(\d{20})\.json")
 _CHECKPOINT = re.compile(r"(\d{20})\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
 
 
-@dataclass(frozen=True, slots=True)
-class DeltaFile:
-    """One `add` action of the snapshot: a data file Delta readers read."""
+class DeltaFile(NamedTuple):
+    """One `add` action of the snapshot: a data file Delta readers read. A NamedTuple: a snapshot
+    holds one per data file, millions on a large table."""
 
     path: str  # as logged, URI-decoded: relative to the table root, or an absolute URI
     partition_values: tuple[tuple[str, str | None], ...]  # as logged (physical column names)
     size: int
     modification_time: float | None  # seconds since the epoch
     added_in: int | None  # the commit that added it; None when only a checkpoint says it is there
-    stats: dict[str, Any] | None  # the parsed `stats`: numRecords, nullCount, minValues, maxValues
+    stats_json: str | None  # `stats` as logged: numRecords, nullCount, minValues, maxValues
     deletion_vector: bool
+
+    @property
+    def stats(self) -> dict[str, Any] | None:
+        """The parsed statistics (parsed when asked: most reads never look at them); unusable
+        statistics are no statistics, and the proofs fall back to the data."""
+        try:
+            parsed = json.loads(self.stats_json) if self.stats_json is not None else None
+        except json.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +126,14 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     target = _target_version(read, set(commits) | set(checkpoints), version, timestamp, shown)
     start, replay = _replay_plan({v for v in commits if v <= target},
                                  {v for v in checkpoints if v <= target}, shown)
-    files: dict[str, DeltaFile] = {}
+    files: dict[str, tuple[dict[str, Any], int | None]] = {}  # path -> (add, added in): built last
     metas: list[tuple[int, float | None, dict[str, Any]]] = []
     protocol: dict[str, Any] = {}
     if start is not None:
         base = _checkpoint_actions(filesystem, sorted(checkpoints[start]), log, shown)
         origin = {a["path"]: v for v, c in read.items() if v <= start for a in c.adds}
         for add in base.adds:
-            files[add["path"]] = _file(add, origin.get(add["path"]))
+            files[add["path"]] = (add, origin.get(add["path"]))
         if base.metadata is not None:
             metas.append((start, read[start].timestamp if start in read else None, base.metadata))
         protocol = base.protocol or protocol
@@ -132,7 +142,7 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
         for path in c.removes:
             files.pop(path, None)
         for add in c.adds:
-            files[add["path"]] = _file(add, v)
+            files[add["path"]] = (add, v)
         if c.metadata is not None:
             metas.append((v, c.timestamp, c.metadata))
         protocol = c.protocol or protocol
@@ -147,7 +157,7 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
         raise SchemaLoadError(f"{shown}: no metaData action with a schema in the log")
     cut = f"history starts at checkpoint v{start}: older commits were cleaned up"
     return DeltaLog(target, read[target].timestamp if target in read else None,
-                    tuple(files[p] for p in sorted(files)), tuple(schemas), protocol,
+                    tuple(_file(*files[p]) for p in sorted(files)), tuple(schemas), protocol,
                     _configuration(metas[-1][2]), () if start is None else (cut,))
 
 
@@ -211,9 +221,18 @@ def _commit(filesystem: pafs.FileSystem, info: pafs.FileInfo, shown: str) -> _Co
 
 
 def _json_actions(data: bytes, shown: str) -> list[dict[str, Any]]:
-    """A JSON log file's newline-delimited actions."""
+    """A JSON log file's newline-delimited actions: decoded as one JSON array (one call into the
+    C decoder per commit, not one per action), line by line only to name a bad line."""
+    text = data.decode("utf-8", "replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        every = json.loads(f"[{','.join(lines)}]")
+    except json.JSONDecodeError:
+        every = None
+    if every is not None and len(every) == len(lines):
+        return [a for a in every if isinstance(a, dict)]
     out = []
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -272,16 +291,12 @@ def _file(add: dict[str, Any], added_in: int | None) -> DeltaFile:
     """An `add` action as a snapshot file (pyarrow reads a checkpoint's maps as lists of pairs)."""
     values = dict(add.get("partitionValues") or {})
     stats = add.get("stats")
-    parsed = None
-    if isinstance(stats, str):
-        try:
-            parsed = json.loads(stats)
-        except json.JSONDecodeError:
-            parsed = None  # unusable statistics are no statistics: the proofs fall back to the data
     when = add.get("modificationTime")
-    return DeltaFile(unquote(add["path"]), tuple(sorted(values.items())), int(add.get("size") or 0),
+    path = add["path"]
+    return DeltaFile(unquote(path) if "%" in path else path, tuple(sorted(values.items())),
+                     int(add.get("size") or 0),
                      when / 1000 if isinstance(when, int) else None, added_in,
-                     parsed if isinstance(parsed, dict) else None, bool(add.get("deletionVector")))
+                     stats if isinstance(stats, str) else None, bool(add.get("deletionVector")))
 
 
 def _delta_schema(meta: dict[str, Any], shown: str) -> Schema:
