@@ -10,10 +10,11 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from schemaguard.demo import build_demo_lake
+from schemaguard.demo import build_delta_demo, build_demo_lake
 from tests.helpers import SCHEMAGUARD
 
 # Every test reads the `audited` run: `schemaguard audit` with the catalog on, and `schemaguard
@@ -47,12 +48,14 @@ def freeze(root: Path, on: bool) -> bool:
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+def audited(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[dict[str, object]]:
     work = tmp_path_factory.mktemp("audit-cli")
     lake = build_demo_lake(work / "lake")
+    delta = build_delta_demo(work / "lake", spark)
     conf = work / "schemaguard.toml"
     conf.write_text((Path(__file__).resolve().parents[1] / "conf" / "schemaguard.toml").read_text()
                     .replace('"../.demo/lake/orders"', f'"{lake}"')
+                    .replace('"../.demo/lake/orders_delta"', f'"{delta}"')
                     .replace('"../.schemaguard/reports"', '"reports"')
                     .replace('database = "schemaguard"', 'database = "audit_cli"'))
     before = fingerprint(lake)

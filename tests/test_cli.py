@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from schemaguard.demo import build_demo_lake
 from schemaguard.formats.notation import schema_from_notation, type_name
 from schemaguard.model import Schema
 from tests.helpers import assert_usage_error, run
@@ -24,11 +25,18 @@ def types_of(schema: Schema) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's Parquet table (the whole `demo` command, which starts Spark, is tested below)."""
     directory = tmp_path_factory.mktemp("lake")
-    done = run("demo", str(directory))
-    assert done.returncode == 0, done.stderr
-    assert str(directory / "orders") in done.stdout
+    build_demo_lake(directory)
     return directory
+
+
+def test_the_demo_command_writes_both_tables(spark: Any, tmp_path: Path) -> None:
+    done = run("demo", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert f"demo lake written: {tmp_path / 'orders'}" in done.stdout
+    assert f"demo lake written: {tmp_path / 'orders_delta'}" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders", "orders_delta"]
 
 
 @pytest.fixture(scope="module")

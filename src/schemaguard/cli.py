@@ -118,13 +118,19 @@ def demo(
 ) -> None:
     """Build a demo lake: an `orders` Parquet table and an `orders_delta` Delta table (written with
     delta-spark) whose histories hold realistic schema changes."""
-    from schemaguard.demo import build_delta_demo, build_demo_lake
+    from schemaguard.demo import DEMO_TABLES, build_delta_demo, build_demo_lake
     from schemaguard.spark import get_spark
 
+    for name in DEMO_TABLES:  # both refused before either is written
+        if (directory / name).exists():
+            fail(f"{directory / name} already exists; pick another directory or remove it")
     table = build_demo_lake(directory)
     typer.echo(f"demo lake written: {table}")
     _status("writing the Delta table with delta-spark")
-    delta = build_delta_demo(directory, get_spark("schemaguard-demo"))
+    # Path-based Delta needs no metastore: an in-memory catalog never contends for the embedded
+    # catalog's database with another session (an audit, a notebook) on this machine.
+    spark = get_spark("schemaguard-demo", {"spark.sql.catalogImplementation": "in-memory"})
+    delta = build_delta_demo(directory, spark)
     typer.echo(f"demo lake written: {delta}")
     typer.echo(f"try: schemaguard scan {table}")
     typer.echo(f"     schemaguard scan {delta}")

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+DEMO_TABLES = ("orders", "orders_delta")
 DAYS = 60
 FILES_PER_DAY = 2
 ROWS_PER_FILE = 50

@@ -103,6 +103,16 @@ def delta_schemas(filesystem: pafs.FileSystem, log: str,
     return [(f"v{s.version}", s.schema) for s in read.schemas], list(read.notes)
 
 
+def holds_commits(filesystem: pafs.FileSystem, log: str) -> bool:
+    """Whether a `_delta_log` directory holds a commit or a checkpoint: without one, Delta itself
+    says the directory is not a Delta table. An unlistable log counts as one (its read says why)."""
+    try:
+        entries = filesystem.get_file_info(pafs.FileSelector(log))
+    except (OSError, pa.ArrowException):
+        return True
+    return any(_COMMIT.fullmatch(e.base_name) or _CHECKPOINT.fullmatch(e.base_name) for e in entries)
+
+
 def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: int | None = None,
                    timestamp: float | None = None) -> DeltaLog:
     """The snapshot at `version` (or the last commit at or before `timestamp`, or the latest) of

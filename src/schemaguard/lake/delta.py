@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from schemaguard.formats.delta import MAPPING_MODE_KEY, MAPPING_PHYSICAL_KEY, DeltaLog, read_delta_log
+from schemaguard.formats.delta import (
+    MAPPING_MODE_KEY,
+    MAPPING_PHYSICAL_KEY,
+    DeltaLog,
+    holds_commits,
+    read_delta_log,
+)
 from schemaguard.formats.parquet import FileFooter, FooterSchema
 from schemaguard.lake.discover import DataFile, Listing, spark_order_key
 from schemaguard.model import (
@@ -46,21 +52,27 @@ LOG_DIR = "_delta_log"
 
 
 def is_delta(listing: Listing) -> bool:
-    """A directory holding `_delta_log/` is a Delta table (the listing reports the log as skipped)."""
-    return any(i.rel == f"{LOG_DIR}/" for i in listing.ignored)
+    """A directory whose `_delta_log/` holds a commit or checkpoint is a Delta table (the listing
+    reports the log as skipped; an empty log makes no Delta table, as Delta itself says)."""
+    return any(i.rel == f"{LOG_DIR}/" for i in listing.ignored) and holds_commits(
+        _filesystem(listing), _log(listing))
 
 
 def read_log(listing: Listing, version: int | None = None, timestamp: float | None = None) -> DeltaLog:
     """The table's log at a version or time (default: the latest), read where the table lies."""
-    filesystem: pafs.FileSystem
-    if listing.filesystem is None:
-        from pyarrow import fs as pafs
+    return read_delta_log(_filesystem(listing), _log(listing), _log(listing), version, timestamp)
 
-        filesystem = pafs.LocalFileSystem()
-    else:
-        filesystem = listing.filesystem
-    root = listing.root.rstrip("/")
-    return read_delta_log(filesystem, f"{root}/{LOG_DIR}", f"{root}/{LOG_DIR}", version, timestamp)
+
+def _log(listing: Listing) -> str:
+    return f"{listing.root.rstrip('/')}/{LOG_DIR}"
+
+
+def _filesystem(listing: Listing) -> pafs.FileSystem:
+    if listing.filesystem is not None:
+        return listing.filesystem
+    from pyarrow import fs as pafs
+
+    return pafs.LocalFileSystem()
 
 
 @dataclass(frozen=True, slots=True)
