@@ -138,3 +138,12 @@ def test_malformed_bytes_are_refused_by_both(data: bytes) -> None:
 def test_mutated_footers_decode_alike(data: bytes, cut: int) -> None:
     length = int.from_bytes(data[-8:-4], "little")
     both_agree(data[max(0, len(data) - 8 - length):len(data) - 8 + cut])
+
+
+def test_a_boolean_where_a_kept_struct_belongs_is_read_from_its_header() -> None:
+    """A boolean's value is its field header's type; the Python decoder once read one more byte
+    when `keep` expected a struct there (found by the mutated-footer comparison above)."""
+    data = encode_struct({2: [{4: b"s"}], 4: [{1: [{3: True, 8: {1: b"k"}}]}]})
+    for compiled in (True, False):
+        meta, _ = decode_file_metadata(data, [], _SCANNED, compiled=compiled)
+        assert meta[4] == [{1: [{3: True, 8: {1: b"k"}}]}]

@@ -91,6 +91,10 @@ static int list_header(Buf *b, uint64_t *n, unsigned *kind) {
 
 static int skip(Buf *b, unsigned kind, int depth);
 
+static int too_deep(int depth) {
+    return depth > MAX_DEPTH ? fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH) : 0;
+}
+
 static int skip_struct(Buf *b, int depth) {
     for (;;) {
         unsigned h;
@@ -105,7 +109,7 @@ static int skip_struct(Buf *b, int depth) {
 
 /* The offset after one value of `kind` (a boolean outside a field header is one byte). */
 static int skip(Buf *b, unsigned kind, int depth) {
-    if (depth > MAX_DEPTH) return fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH);
+    if (too_deep(depth)) return -1;
     uint64_t n;
     unsigned inner;
     switch (kind) {
@@ -180,32 +184,10 @@ static int put(PyObject *out, int64_t id, PyObject *v) {
     return rc;
 }
 
-static PyObject *struct_value(Buf *b, int depth) {
-    if (depth > MAX_DEPTH) {
-        fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH);
-        return NULL;
-    }
-    PyObject *out = PyDict_New();
-    if (out == NULL) return NULL;
-    int64_t last = 0;
-    for (;;) {
-        unsigned h;
-        if (byte_at(b, &h)) goto error;
-        if (h == 0) return out;
-        unsigned kind = h & 0x0F;
-        if (header(b, h, &last)) goto error;
-        PyObject *v;
-        if (kind == T_TRUE || kind == T_FALSE) {
-            v = PyBool_FromLong(kind == T_TRUE);
-        } else {
-            v = value(b, kind, depth + 1);
-        }
-        if (put(out, last, v)) goto error;
-    }
-error:
-    Py_DECREF(out);
-    return NULL;
-}
+static PyObject *project(Buf *b, int64_t last, PyObject *keep, int depth);
+
+/* Every field of a struct, each built (a projection that keeps everything). */
+static PyObject *struct_value(Buf *b, int depth) { return project(b, 0, NULL, depth); }
 
 static PyObject *list_value(Buf *b, int depth) {
     uint64_t n;
@@ -268,11 +250,7 @@ static PyObject *value(Buf *b, unsigned kind, int depth) {
     case T_STRUCT:
         return struct_value(b, depth);
     case T_LIST: case T_SET:
-        if (depth > MAX_DEPTH) {
-            fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH);
-            return NULL;
-        }
-        return list_value(b, depth);
+        return too_deep(depth) ? NULL : list_value(b, depth);
     case T_TRUE: case T_FALSE:
         if (byte_at(b, &c)) return NULL;
         return PyBool_FromLong(c == T_TRUE);
@@ -290,23 +268,17 @@ static PyObject *value(Buf *b, unsigned kind, int depth) {
         return PyFloat_FromDouble(x);
     }
     case T_MAP:
-        if (depth > MAX_DEPTH) {
-            fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH);
-            return NULL;
-        }
-        return map_value(b, depth);
+        return too_deep(depth) ? NULL : map_value(b, depth);
     default:
         fail("unknown compact type at byte %zd", b->pos);
         return NULL;
     }
 }
 
-/* A struct of which only the fields `keep` names are built (see Keep in formats/thrift.py). */
+/* A struct of which only the fields `keep` names are built (see Keep in formats/thrift.py);
+ * with `keep` NULL, every field is built. */
 static PyObject *project(Buf *b, int64_t last, PyObject *keep, int depth) {
-    if (depth > MAX_DEPTH) {
-        fail("structures nested deeper than any footer holds (%zd)", MAX_DEPTH);
-        return NULL;
-    }
+    if (too_deep(depth)) return NULL;
     PyObject *out = PyDict_New();
     if (out == NULL) return NULL;
     for (;;) {
@@ -315,10 +287,13 @@ static PyObject *project(Buf *b, int64_t last, PyObject *keep, int depth) {
         if (h == 0) return out;
         unsigned kind = h & 0x0F;
         if (header(b, h, &last)) goto error;
-        PyObject *key = PyLong_FromLongLong(last);
-        if (key == NULL) goto error;
-        PyObject *inner = PyDict_GetItemWithError(keep, key); /* borrowed */
-        Py_DECREF(key);
+        PyObject *inner = Py_None; /* borrowed */
+        if (keep != NULL) {
+            PyObject *key = PyLong_FromLongLong(last);
+            if (key == NULL) goto error;
+            inner = PyDict_GetItemWithError(keep, key);
+            Py_DECREF(key);
+        }
         if (inner == NULL) {
             if (PyErr_Occurred()) goto error;
             if (kind != T_TRUE && kind != T_FALSE && skip(b, kind, depth + 1)) goto error;

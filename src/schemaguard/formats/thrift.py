@@ -131,7 +131,9 @@ def _project(data: bytes, pos: int, last: int, keep: Keep) -> tuple[dict[int, An
                 pos = _skip(data, pos, kind)
             continue
         inner = keep[last]
-        if inner is None:
+        if kind in (_TRUE, _FALSE):  # the value is the header's type, whatever `keep` expects here
+            out[last] = kind == _TRUE
+        elif inner is None:
             if kind in (_I32, _I64):
                 n = data[pos]
                 pos += 1
@@ -140,8 +142,6 @@ def _project(data: bytes, pos: int, last: int, keep: Keep) -> tuple[dict[int, An
                 out[last] = (n >> 1) ^ -(n & 1)
             elif kind == _STRUCT:
                 out[last], pos = _struct(data, pos, 0)
-            elif kind in (_TRUE, _FALSE):
-                out[last] = kind == _TRUE
             else:
                 out[last], pos = _value(data, pos, kind)
         elif kind == _STRUCT:
