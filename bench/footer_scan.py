@@ -143,19 +143,25 @@ def marker_text(n_files: int) -> str:
     return json.dumps({"generator": GENERATOR_VERSION, "files": n_files, "seed": SEED})
 
 
-def ensure_table(n_files: int) -> Path:
-    """The cached table for `n_files`, generated first if missing or half-written."""
-    case = CACHE_DIR / f"n{n_files}"
+def cached(name: str, text: str, make: Callable[[Path], object]) -> Path:
+    """`.bench/footer_scan/<name>/table`, made by `make` unless a marker written after the last
+    run of `make` holds `text` (a half-written or outdated table is made again)."""
+    case = CACHE_DIR / name
     table, marker = case / "table", case / "COMPLETE"
-    if marker.exists() and marker.read_text() == marker_text(n_files):
-        log(f"reusing cached table {table.relative_to(REPO)} ({n_files:,} files)")
+    if marker.exists() and marker.read_text() == text:
+        log(f"reusing cached table {table.relative_to(REPO)}")
         return table
     if case.exists():
         log(f"discarding incomplete or outdated cache {case.relative_to(REPO)}")
         shutil.rmtree(case)
-    generate(table, layout_for(n_files))
-    marker.write_text(marker_text(n_files))
+    make(table)
+    marker.write_text(text)
     return table
+
+
+def ensure_table(n_files: int) -> Path:
+    """The cached table for `n_files`."""
+    return cached(f"n{n_files}", marker_text(n_files), lambda table: generate(table, layout_for(n_files)))
 
 
 def generate(table: Path, layout: Layout) -> None:
@@ -530,20 +536,16 @@ WIDE_VERSION = 1
 
 def ensure_wide_table(columns: int) -> Path:
     """Two files of `columns` int64 columns each; the second adds one column (two versions)."""
-    case = CACHE_DIR / f"wide{columns}"
-    table, marker = case / "table", case / "COMPLETE"
-    text = json.dumps({"wide": WIDE_VERSION, "columns": columns})
-    if marker.exists() and marker.read_text() == text:
-        return table
-    shutil.rmtree(case, ignore_errors=True)
-    log(f"generating a table of 2 files x {columns:,} columns ...")
-    table.mkdir(parents=True)
-    for i, extra in enumerate((0, 1)):
-        names = [f"c{j:05d}" for j in range(columns + extra)]
-        pq.write_table(pa.table({n: pa.array([i, None], pa.int64()) for n in names}),
-                       table / f"part-{i}.parquet")
-    marker.write_text(text)
-    return table
+
+    def make(table: Path) -> None:
+        log(f"generating a table of 2 files x {columns:,} columns ...")
+        table.mkdir(parents=True)
+        for i, extra in enumerate((0, 1)):
+            names = [f"c{j:05d}" for j in range(columns + extra)]
+            pq.write_table(pa.table({n: pa.array([i, None], pa.int64()) for n in names}),
+                           table / f"part-{i}.parquet")
+
+    return cached(f"wide{columns}", json.dumps({"wide": WIDE_VERSION, "columns": columns}), make)
 
 
 MANY_VERSION = 1
@@ -552,22 +554,18 @@ MANY_VERSION = 1
 def ensure_many_files(files: int) -> Path:
     """`files` small files in 1,000 partitions: copies of the 10,000-file table's files (real
     footers, four writer schemas), so generating it takes seconds, not hours."""
-    case = CACHE_DIR / f"many{files}"
-    table, marker = case / "table", case / "COMPLETE"
-    text = json.dumps({"many": MANY_VERSION, "files": files})
-    if marker.exists() and marker.read_text() == text:
-        return table
-    shutil.rmtree(case, ignore_errors=True)
-    sources = list_paths(ensure_table(10_000))
-    log(f"generating {files:,} files (copies of the 10,000-file table's) ...")
-    per = math.ceil(files / 1000)
-    for i in range(files):
-        folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
-        if i % per == 0:
-            folder.mkdir(parents=True)
-        shutil.copyfile(sources[i % len(sources)], folder / f"part-{i:06d}.parquet")
-    marker.write_text(text)
-    return table
+
+    def make(table: Path) -> None:
+        sources = list_paths(ensure_table(10_000))
+        log(f"generating {files:,} files (copies of the 10,000-file table's) ...")
+        per = math.ceil(files / 1000)
+        for i in range(files):
+            folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
+            if i % per == 0:
+                folder.mkdir(parents=True)
+            shutil.copyfile(sources[i % len(sources)], folder / f"part-{i:06d}.parquet")
+
+    return cached(f"many{files}", json.dumps({"many": MANY_VERSION, "files": files}), make)
 
 
 @dataclass(frozen=True, slots=True)
@@ -614,23 +612,18 @@ def ensure_delta_table(files: int) -> Path:
     files/DELTA_COMMITS partitions each (one file per partition), a checkpoint, one more commit."""
     from deltalake import DeltaTable, write_deltalake
 
-    case = CACHE_DIR / f"delta{files}"
-    table, marker = case / "table", case / "COMPLETE"
-    text = json.dumps({"delta": DELTA_VERSION, "files": files})
-    if marker.exists() and marker.read_text() == text:
-        return table
-    shutil.rmtree(case, ignore_errors=True)
-    log(f"generating a Delta table of {files:,} files with delta-rs ...")
-    per = max(1, files // DELTA_COMMITS)
-    for commit in range(math.ceil(files / per)):
-        parts = list(range(per))
-        write_deltalake(str(table), pa.table({"id": [commit * per + p for p in parts], "part": parts,
-                                              "note": [f"c{commit}"] * per}),
-                        partition_by=["part"], mode="append")
-        if commit == DELTA_COMMITS - 2:
-            DeltaTable(str(table)).create_checkpoint()
-    marker.write_text(text)
-    return table
+    def make(table: Path) -> None:
+        log(f"generating a Delta table of {files:,} files with delta-rs ...")
+        per = max(1, files // DELTA_COMMITS)
+        for commit in range(math.ceil(files / per)):
+            parts = list(range(per))
+            write_deltalake(str(table), pa.table({"id": [commit * per + p for p in parts], "part": parts,
+                                                  "note": [f"c{commit}"] * per}),
+                            partition_by=["part"], mode="append")
+            if commit == DELTA_COMMITS - 2:
+                DeltaTable(str(table)).create_checkpoint()
+
+    return cached(f"delta{files}", json.dumps({"delta": DELTA_VERSION, "files": files}), make)
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,8 +131,8 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
             checkpoints.setdefault(int(m[1]), []).append(entry.path)
     if not commits and not checkpoints:
         raise SchemaLoadError(f"{shown}: no Delta commits or checkpoints")
-    read = {v: _commit(filesystem, info, inside(shown, info.base_name))
-            for v, info in sorted(commits.items())}
+    read = {v: _commit(filesystem, info, inside(shown, info.base_name))  # later ones: never, at a version
+            for v, info in sorted(commits.items()) if version is None or v <= version}
     target = _target_version(read, set(commits) | set(checkpoints), version, timestamp, shown)
     start, replay = _replay_plan({v for v in commits if v <= target},
                                  {v for v in checkpoints if v <= target}, shown)

@@ -130,8 +130,10 @@ def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileF
     names: dict[str, str] = {}
     ids: dict[int, str] = {}
     for s in log.schemas:  # oldest first: a later name (a rename) wins
-        names.update(_physical_names(s.schema))
-        ids.update(_id_names(s.schema))
+        for physical, name, mapping_id in visit(s.schema, _PhysicalPaths()):
+            names[physical[1:]] = name
+            if mapping_id is not None:
+                ids[mapping_id] = name
     renamed: dict[int, FooterSchema] = {}  # per footer schema object: footers share them
     out = []
     for f in footers:
@@ -200,11 +202,6 @@ class _PhysicalPaths(SchemaVisitor[_Pairs, _Pairs]):
 def _physical_names(schema: Schema) -> dict[str, str]:
     """Physical path of each field -> its logical name."""
     return {p[1:]: n for p, n, _ in visit(schema, _PhysicalPaths())}
-
-
-def _id_names(schema: Schema) -> dict[int, str]:
-    """Column-mapping id of each field -> its logical name."""
-    return {i: n for _, n, i in visit(schema, _PhysicalPaths()) if i is not None}
 
 
 def files_per_schema(log: DeltaLog) -> dict[int, int]:

@@ -56,7 +56,10 @@ class Listing:
     ignored: tuple[Ignored, ...]
     stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
     partition_columns: tuple[str, ...]
-    is_local: bool
+
+    @property
+    def is_local(self) -> bool:
+        return self.filesystem is None
 
 
 def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
@@ -132,7 +135,7 @@ def discover(location: str) -> Listing:
             raise DiscoveryError(f"no such table path: {location}")
         if info.type == pafs.FileType.File:  # a single file is a table of one file
             one = DataFile(root, info.base_name, info.size or 0, _mtime(info.mtime_ns), ())
-            return Listing(root, filesystem, (one,), (), (), (), False)
+            return Listing(root, filesystem, (one,), (), (), ())
         kinds: dict[pafs.FileType, Kind] = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
         entries = [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
                    for i in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))]
@@ -152,14 +155,14 @@ def _discover_local(root: str, location: str) -> Listing:
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
     if stat.S_ISREG(st.st_mode):  # a single file is a table of one file
         one = DataFile(root, os.path.basename(root), st.st_size, _mtime(st.st_mtime_ns), ())
-        return Listing(root, None, (one,), (), (), (), True)
+        return Listing(root, None, (one,), (), (), ())
     if not stat.S_ISDIR(st.st_mode):
         raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
     try:
-        os.scandir(root).close()
-    except OSError as e:
+        entries = _walk_local(root, st)
+    except OSError as e:  # the root itself cannot be listed
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
-    return _classify(root, None, _walk_local(root))
+    return _classify(root, None, entries)
 
 
 Kind = Literal["file", "dir", "other", "unlistable"]  # other: a FIFO, socket or device
@@ -175,12 +178,12 @@ class Entry(NamedTuple):
     why: str | None = None  # why an unlistable directory could not be listed
 
 
-def _walk_local(root: str) -> list[Entry]:
-    """A local listing by `os.scandir`, one `stat` per entry. It follows symbolic links as
-    pyarrow's and Hadoop's local listings do, but never into a directory it is already inside (a
-    link cycle). A directory it cannot list is an entry of its own, reported, not a dead run."""
+def _walk_local(root: str, st: os.stat_result) -> list[Entry]:
+    """A local listing by `os.scandir` from `root` (whose `stat` is `st`), one `stat` per entry. It
+    follows symbolic links as pyarrow's and Hadoop's local listings do, but never into a directory
+    it is already inside (a link cycle). A directory below the root that it cannot list is an
+    entry of its own, reported, not a dead run; the root itself raises."""
     found: list[Entry] = []
-    st = os.stat(root)
     stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(root, frozenset({(st.st_dev, st.st_ino)}))]
     while stack:
         folder, inside = stack.pop()
@@ -188,6 +191,8 @@ def _walk_local(root: str) -> list[Entry]:
             with os.scandir(folder) as listing:
                 children = list(listing)
         except OSError as e:
+            if folder == root:
+                raise
             found.append(Entry(folder, "unlistable", None, None, e.strerror or first_line(e)))
             continue
         for child in children:
@@ -257,7 +262,7 @@ def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[E
     )
     ignored.sort(key=lambda i: i.rel)
     columns = dict.fromkeys(k for d in dirs.values() if not d.skipped for k, _ in d.partition)
-    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns), filesystem is None)
+    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns))
 
 
 def not_utf8(path: str) -> bool:

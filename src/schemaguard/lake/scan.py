@@ -181,7 +181,7 @@ def scan_on_spark(listing: Listing, spark: SparkSession) -> ScanResult:
     chunks = list(_chunks(listing.files, CHUNK))
     if not chunks:
         return ScanResult((), ())
-    filesystem = None if listing.is_local else listing.filesystem
+    filesystem = listing.filesystem
     rdd = spark.sparkContext.parallelize(chunks, len(chunks))
     return _split(rdd.map(lambda chunk: _read_chunk(chunk, filesystem)).collect())
 

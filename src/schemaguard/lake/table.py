@@ -55,13 +55,16 @@ class TableRead:
     scan: ScanResult
     history: History
     summaries: tuple[FileFooter | Unreadable, ...]  # summary files in Spark's order, read or not
-    table_format: TableFormat = "parquet"
     delta: DeltaLog | None = None  # the snapshot's log, for a Delta table
     unreferenced: tuple[DataFile, ...] = ()  # Delta: data files on disk that the snapshot leaves out
 
     @property
     def versions(self) -> tuple[SchemaVersion, ...]:
         return self.history.versions
+
+    @property
+    def table_format(self) -> TableFormat:
+        return "parquet" if self.delta is None else "delta"
 
 
 def read(location: str, progress: Callable[[int], None] | None = None,
@@ -87,17 +90,18 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
     snapshot = snapshot_listing(listing, log, how.include_unreferenced)
     result = _scan(snapshot.listing, progress, spark, workers)
     result = ScanResult(logical_footers(result.footers, log), result.unreadable)
-    return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), "delta", log,
+    return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), log,
                      snapshot.unreferenced)
 
 
 def table_format(listing: Listing, hint: str, shown: str) -> TableFormat:
-    """The format a table is read as: the hint, else Delta when it holds `_delta_log/`."""
+    """The format a table is read as: the hint, else Delta when its `_delta_log/` holds a commit."""
     if hint == "parquet":
         return "parquet"
-    if hint == "delta" and not is_delta(listing):
-        raise UsageError(f"{shown}: not a Delta table (no _delta_log directory)")
-    return "delta" if is_delta(listing) else "parquet"
+    delta = is_delta(listing)
+    if hint == "delta" and not delta:
+        raise UsageError(f"{shown}: not a Delta table (no commit in a _delta_log directory)")
+    return "delta" if delta else "parquet"
 
 
 def _scan(listing: Listing, progress: Callable[[int], None] | None, spark: SparkSession | None,
@@ -113,7 +117,7 @@ def _summaries(listing: Listing) -> tuple[FileFooter | Unreadable, ...]:
     for rel in found:
         try:
             out.append(read_footer(f"{listing.root.rstrip('/')}/{rel}", rel=rel,
-                                   filesystem=None if listing.is_local else listing.filesystem))
+                                   filesystem=listing.filesystem))
         except UnreadableFile as e:
             out.append(Unreadable(rel, e.reason))
     return tuple(out)
