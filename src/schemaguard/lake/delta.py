@@ -11,9 +11,7 @@ set, so a file written before a rename shows the new name and a dropped column i
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from schemaguard.formats.delta import (
@@ -23,26 +21,22 @@ from schemaguard.formats.delta import (
     holds_commits,
     read_delta_log,
 )
-from schemaguard.formats.parquet import FileFooter, FooterSchema
-from schemaguard.lake.discover import DataFile, Listing, spark_order_key
+from schemaguard.formats.parquet import FileFooter
+from schemaguard.lake.discover import DataFile, Listing
+from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
 from schemaguard.model import (
     ELEMENT,
     KEY,
     VALUE,
-    DataType,
     EnumType,
     Field,
     ListType,
     MapType,
     PrimitiveType,
     Schema,
-    SchemaTransform,
     SchemaVisitor,
     StructType,
-    canonical_json,
-    transform,
     visit,
-    walk,
 )
 
 if TYPE_CHECKING:
@@ -75,41 +69,14 @@ def _filesystem(listing: Listing) -> pafs.FileSystem:
     return pafs.LocalFileSystem()
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What a Delta read covers, as a listing, and the listed data files it leaves out."""
-
-    listing: Listing  # the snapshot's files (plus the unreferenced ones when they are included)
-    unreferenced: tuple[DataFile, ...]  # on disk, referenced by no add of the snapshot
-
-
-def snapshot_listing(listing: Listing, log: DeltaLog, include_unreferenced: bool = False) -> Snapshot:
+def log_snapshot(listing: Listing, log: DeltaLog, include_unreferenced: bool = False) -> Snapshot:
     """The snapshot's files as data files (sizes, times and partition values from the log,
     partition columns by their logical names), in Spark's order."""
-    root = listing.root.rstrip("/")
     logical = _partition_names(log)
-    files = []
-    for f in log.files:
-        rel = _relative(f.path, root)
-        path = rel if "://" in rel or rel.startswith("/") else f"{root}/{rel}"
-        partition = tuple((logical.get(k, k), v) for k, v in f.partition_values)
-        files.append(DataFile(path, rel, f.size, f.modification_time, partition))
-    referenced = {f.rel for f in files}
-    unreferenced = tuple(d for d in listing.files if d.rel not in referenced)
-    if include_unreferenced:
-        files += unreferenced
-    files.sort(key=lambda d: spark_order_key(d.rel))
+    files = (DataFile(f.path, f.path, f.size, f.modification_time,
+                      tuple((logical.get(k, k), v) for k, v in f.partition_values)) for f in log.files)
     columns = tuple(logical.get(c, c) for c in log.current.partition_columns)
-    return Snapshot(replace(listing, files=tuple(files), partition_columns=columns), unreferenced)
-
-
-def _relative(path: str, root: str) -> str:
-    """An add's path relative to the table root when it lies below it (absolute paths are allowed
-    for shallow clones)."""
-    for prefix in (f"{root}/", f"file:{root}/", f"file://{root}/"):
-        if path.startswith(prefix):
-            return path[len(prefix):]
-    return path[len("file:"):] if path.startswith("file:/") and not path.startswith("file://") else path
+    return snapshot_listing(listing, files, columns, include_unreferenced, LOG_DIR)
 
 
 def _partition_names(log: DeltaLog) -> dict[str, str]:
@@ -123,7 +90,8 @@ def _partition_names(log: DeltaLog) -> dict[str, str]:
 
 
 def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
-    """Footers with their columns named as the log names them (unchanged without column mapping)."""
+    """Footers with their columns named as the log names them (unchanged without column mapping):
+    by physical path, else by field id, through every schema the log has set."""
     if log.mapping_mode == "none" and all(
             s.configuration.get(MAPPING_MODE_KEY, "none") == "none" for s in log.schemas):
         return tuple(footers)
@@ -134,42 +102,11 @@ def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileF
             names[physical[1:]] = name
             if mapping_id is not None:
                 ids[mapping_id] = name
-    renamed: dict[int, FooterSchema] = {}  # per footer schema object: footers share them
-    out = []
-    for f in footers:
-        footer = renamed.get(id(f.footer))
-        if footer is None:
-            footer = renamed[id(f.footer)] = _renamed(f.footer, names, ids)
-        out.append(f._replace(footer=footer))
-    return tuple(out)
 
+    def label(f: Field, path: str) -> tuple[str, int | None]:
+        return names.get(path) or (ids.get(f.id) if f.id is not None else None) or f.name, f.id
 
-def _renamed(footer: FooterSchema, names: dict[str, str], ids: dict[int, str]) -> FooterSchema:
-    rename = _Rename(names, ids)
-    schema = transform(footer.schema, rename)
-    paths = {old: new for (old, _, _), (new, _, _) in zip(walk(footer.schema), walk(schema), strict=True)}
-    spark = transform(footer.spark_schema, rename) if footer.spark_schema is not None else None
-    applied = canonical_json(sorted(rename.applied.items()))
-    return replace(
-        footer, schema=schema, spark_schema=spark,
-        columns=tuple(c._replace(path=paths.get(c.path, c.path)) for c in footer.columns),
-        # a name of its own: the leaf texts and versions are cached and grouped by fingerprint
-        fingerprint=hashlib.sha256(f"{footer.fingerprint}{applied}".encode()).hexdigest()[:16])
-
-
-class _Rename(SchemaTransform):
-    """Each field of a footer renamed from its physical name (by its physical path, else its
-    field id) to its logical name."""
-
-    def __init__(self, names: dict[str, str], ids: dict[int, str]) -> None:
-        self.names, self.ids = names, ids
-        self.applied: dict[str, str] = {}
-
-    def field(self, f: Field, path: str, type_result: DataType) -> Field:
-        name = self.names.get(path) or (self.ids.get(f.id) if f.id is not None else None) or f.name
-        if name != f.name:
-            self.applied[path] = name
-        return replace(f, name=name, type=type_result)
+    return relabel(footers, label)
 
 
 _Pairs = list[tuple[str, str, int | None]]  # (physical path below a node, logical name, mapping id)

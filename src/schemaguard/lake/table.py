@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
-from schemaguard.lake.delta import is_delta, logical_footers, read_log, snapshot_listing
+from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
 from schemaguard.lake.discover import DataFile, Listing, discover, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, build_history
 from schemaguard.lake.scan import ScanResult, Unreadable, scan, scan_on_spark
@@ -87,7 +87,7 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
         result = _scan(listing, progress, spark, workers)
         return TableRead(shown, listing, result, build_history(result.footers), _summaries(listing))
     log = read_log(listing, how.version, how.timestamp)
-    snapshot = snapshot_listing(listing, log, how.include_unreferenced)
+    snapshot = log_snapshot(listing, log, how.include_unreferenced)
     result = _scan(snapshot.listing, progress, spark, workers)
     result = ScanResult(logical_footers(result.footers, log), result.unreadable)
     return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), log,
