@@ -134,6 +134,8 @@ def _current_schema(target: _Target, read: TableRead) -> tuple[str, Schema | Non
         return "catalog", target.catalog_schema
     if read.delta is not None:
         return f"Delta log (v{read.delta.version})", read.delta.current.schema
+    if read.iceberg is not None:
+        return f"Iceberg metadata (schema {read.iceberg.current_schema_id})", read.iceberg.current.schema
     versions = read.versions
     if versions:
         return f"newest version (v{versions[-1].number})", versions[-1].footer.schema

@@ -25,6 +25,7 @@ from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
 
 if TYPE_CHECKING:
     from schemaguard.config import AuditConfig
+    from schemaguard.lake.iceberg import CatalogRef
     from schemaguard.lake.table import ReadOptions, TableRead
 
 app = typer.Typer(
@@ -82,21 +83,30 @@ def fail(message: str) -> NoReturn:
 
 @app.command()
 def scan(
-    path: Annotated[str, typer.Argument(help="table directory, file, or s3:// gs:// abfs:// hdfs:// URI")],
+    path: Annotated[str, typer.Argument(help="table directory, file, s3:// gs:// abfs:// hdfs:// URI, "
+                                        "Iceberg *.metadata.json, or db.table with --catalog-uri")],
     output: FormatOption = OutputFormat.text,
     max_files: Annotated[int, typer.Option(help="file paths listed per version in JSON")] = 1000,
     engine: Annotated[Engine, typer.Option(help="local processes/threads, or a Spark job")] = Engine.local,
     format_hint: Annotated[str, typer.Option(
-        "--format-hint", help="read the table as auto (detected)|parquet|delta")] = "auto",
+        "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")] = "auto",
     version: Annotated[int | None, typer.Option(
-        "--version", help="Delta: audit this table version's snapshot (time travel)")] = None,
+        "--version", help="Delta table version or Iceberg snapshot id to audit (time travel)")] = None,
     timestamp: Annotated[str | None, typer.Option(
-        "--timestamp", help="Delta: the snapshot at this time (ISO 8601; UTC unless it says)")] = None,
+        "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)"),
+    ] = None,
     include_unreferenced: Annotated[bool, typer.Option(
-        "--include-unreferenced", help="Delta: also read files on disk the snapshot leaves out")] = False,
+        "--include-unreferenced", help="Delta/Iceberg: also read files on disk the snapshot leaves out"),
+    ] = False,
+    catalog: Annotated[str | None, typer.Option(
+        "--catalog", help="Iceberg catalog name as pyiceberg is configured; PATH is db.table")] = None,
+    catalog_uri: Annotated[str | None, typer.Option(
+        "--catalog-uri", help="Iceberg SQL catalog at this SQLAlchemy URI (sqlite:///c.db); PATH is db.table")
+    ] = None,
 ) -> None:
     """Read every footer: schema versions, columns that change between them, unreadable files.
-    A Delta table is read through its log: the snapshot's files, columns by logical name."""
+    Delta and Iceberg tables are read through their logs: the snapshot's files, columns by
+    logical name."""
     from schemaguard.checks import run_checks
     from schemaguard.checks.summary import summarize
     from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
@@ -104,7 +114,12 @@ def scan(
 
     how = ReadOptions(_choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
                       _instant(timestamp) if timestamp is not None else None, include_unreferenced)
-    table = _read_table(path, output, spark=engine == Engine.spark, how=how)
+    ref = None
+    if catalog is not None or catalog_uri is not None:
+        from schemaguard.lake.iceberg import CatalogRef
+
+        ref = CatalogRef(catalog or "default", catalog_uri)
+    table = _read_table(path, output, spark=engine == Engine.spark, how=how, catalog=ref)
     summary, found = summarize(path, table), run_checks(table)
     if output == OutputFormat.json:
         _print_json(scan_report.scan_json(summary, found, max_files))
@@ -322,20 +337,20 @@ def _instant(text: str) -> float:
 
 
 def _read_table(path: str, output: OutputFormat, spark: bool = False,
-                how: ReadOptions | None = None) -> TableRead:
+                how: ReadOptions | None = None, catalog: CatalogRef | None = None) -> TableRead:
     """A table read for a command, with a progress bar on long text-mode scans."""
     from schemaguard.lake.discover import discover
-    from schemaguard.lake.table import ReadOptions, read_listing
+    from schemaguard.lake.table import ReadOptions, locate, read_listing
     from schemaguard.report.scan import progress
 
-    listing = discover(path)
+    root, how = locate(path, how or ReadOptions(), catalog)
+    listing = discover(root)
     if spark:
         from schemaguard.spark import get_spark
 
-        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path,
-                            how=how or ReadOptions())
+        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path, how=how)
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        return read_listing(listing, advance, location=path, how=how or ReadOptions())
+        return read_listing(listing, advance, location=path, how=how)
 
 
 def _status(message: str) -> None:

@@ -476,6 +476,37 @@ def walk(schema: Schema) -> Iterator[tuple[str, DataType, bool]]:
     return iter(nodes)
 
 
+_Named = list[tuple[str, Field]]
+
+
+class _Fields(SchemaVisitor[_Named, _Named]):
+    """Every struct field at any depth with its path, each before those below it (list elements
+    and map slots are not fields)."""
+
+    def field(self, f: Field, path: str, type_result: _Named) -> _Named:
+        return [(path, f), *type_result]
+
+    def struct(self, t: StructType, path: str, fields: Sequence[_Named]) -> _Named:
+        return [named for below in fields for named in below]
+
+    def list(self, t: ListType, path: str, element: _Named) -> _Named:
+        return element
+
+    def map(self, t: MapType, path: str, key: _Named, value: _Named) -> _Named:
+        return key + value
+
+    def enum(self, t: EnumType, path: str) -> _Named:
+        return []
+
+    def primitive(self, t: PrimitiveType, path: str) -> _Named:
+        return []
+
+
+def fields_of(schema: Schema) -> list[tuple[str, Field]]:
+    """Every field of a schema at any depth as (path, field), each before those below it."""
+    return visit(schema, _Fields())
+
+
 def is_nested(t: DataType) -> bool:
     return isinstance(t, Container)
 

@@ -17,6 +17,7 @@ from schemaguard.checks.files import (
 )
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.gate import merge_conflicts
+from schemaguard.checks.iceberg import iceberg_field_ids, iceberg_schema_changes
 from schemaguard.checks.spark_footer import spark_footer_disagreements, spark_refusals
 from schemaguard.checks.versions import case_only, layout_drift, missing_in_old, nullability
 from schemaguard.lake.table import TableRead
@@ -33,6 +34,8 @@ CHECKS: tuple[Check, ...] = (
     encrypted_columns,
     spark_refusals,
     merge_conflicts,
+    iceberg_field_ids,
+    iceberg_schema_changes,
     layout_drift,
     nullability,
     field_id_changes,

@@ -3,8 +3,6 @@ them all to one column), and one path carrying different ids (id readers see dif
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from schemaguard.checks.finding import Finding, finding
 from schemaguard.checks.versions import by_number, holding, named, varying
 from schemaguard.formats.notation import describe
@@ -13,15 +11,9 @@ from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.table import TableRead
 from schemaguard.model import (
     DataType,
-    EnumType,
     Field,
-    ListType,
-    MapType,
-    PrimitiveType,
     Schema,
-    SchemaVisitor,
-    StructType,
-    visit,
+    fields_of,
     walk,
 )
 from schemaguard.rules.changes import OpKind, diff
@@ -31,38 +23,12 @@ def id_paths(footer: FooterSchema) -> dict[str, int]:
     """Every path carrying a Parquet field id: named fields at any depth (groups too), and the
     list element and map key/value leaves, whose ids no field carries. A bare repeated leaf is its
     list and its element at once: one node, one id, counted once."""
-    ids = {path: f.id for path, f in visit(footer.schema, _Fields()) if f.id is not None}
+    ids = {path: f.id for path, f in fields_of(footer.schema) if f.id is not None}
     for c in footer.columns:
         slot = c.path.endswith(("[]", "{key}", "{value}")) and c.container != "repeated"
         if slot and c.field_id is not None:
             ids[c.path] = c.field_id
     return ids
-
-
-_Named = list[tuple[str, Field]]
-
-
-class _Fields(SchemaVisitor[_Named, _Named]):
-    """Every struct field at any depth with its path, each before those below it (list elements
-    and map slots are not fields)."""
-
-    def field(self, f: Field, path: str, type_result: _Named) -> _Named:
-        return [(path, f), *type_result]
-
-    def struct(self, t: StructType, path: str, fields: Sequence[_Named]) -> _Named:
-        return [named for below in fields for named in below]
-
-    def list(self, t: ListType, path: str, element: _Named) -> _Named:
-        return element
-
-    def map(self, t: MapType, path: str, key: _Named, value: _Named) -> _Named:
-        return key + value
-
-    def enum(self, t: EnumType, path: str) -> _Named:
-        return []
-
-    def primitive(self, t: PrimitiveType, path: str) -> _Named:
-        return []
 
 
 def field_id_reuse(table: TableRead, _: object = None) -> list[Finding]:

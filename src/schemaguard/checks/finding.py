@@ -74,6 +74,15 @@ CODES: dict[str, Code] = {c.code: c for c in (
     Code("VERSION_READ_CHANGES_MEANING", "warning",
          "A reader reads a schema version on disk, but changes what it means",
          "the reader profile's rule table (rules/read.py)"),
+    Code("ICEBERG_FIELD_WITHOUT_ID", "error", "Columns of an Iceberg table's file that have no field id "
+         "and no name-mapping entry: Iceberg readers cannot bind them",
+         f"{_CR} §3 Identity; Iceberg spec 'Column Projection' (name mapping for files without ids)"),
+    Code("ICEBERG_UNKNOWN_FIELD_ID", "warning", "Columns of an Iceberg table's file whose field id no "
+         "schema of the table holds: no Iceberg reader reads them", f"{_CR} §3 Identity"),
+    Code("ICEBERG_INCOMPATIBLE_CHANGE", "error", "An Iceberg schema change that the spec does not let the "
+         "current schema read over files still live in the snapshot",
+         f"{_CR} §3 CheckCompatibility, TypeUtil.isPromotionAllowed, spec 'Schema Evolution', "
+         "'Default values'"),
     Code("WAIVER_EXPIRED", "warning", "A waiver in the configuration has expired", _CONFIG),
     Code("WAIVER_UNMATCHED", "info", "A waiver in the configuration matches no finding", _CONFIG),
 )}

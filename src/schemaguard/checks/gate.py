@@ -438,9 +438,9 @@ def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVe
 def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
     """SPARK_MERGE_CONFLICT: every column the gate finds Spark's mergeSchema failing on, naming the
     versions that hold it and how each holds it. The gate's own analysis, so the two agree.
-    Not for a Delta table: Delta readers read the snapshot with the log's schema, never merging
-    footers (`mergeSchema` on a Delta read is a write option)."""
-    if table.table_format == "delta":
+    Not for a Delta or Iceberg table: their readers read the snapshot with the log's schema, never
+    merging footers (`mergeSchema` on a Delta read is a write option)."""
+    if table.table_format != "parquet":
         return []
     found = []
     for c in evaluate_gate(table).conflicts:

@@ -4,6 +4,7 @@ and decide nothing."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -18,6 +19,7 @@ from schemaguard.lake.history import (
     files_per_day,
     leaf_signature,
 )
+from schemaguard.lake.iceberg import IcebergSnapshot
 from schemaguard.lake.table import TableRead
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.changes import Operation, OpKind, diff
@@ -33,12 +35,13 @@ class VersionSummary:
 
 @dataclass(frozen=True, slots=True)
 class LogVersion:
-    """A schema version the table's log sets (Delta: a metaData action that changed the schema),
-    with how many of the snapshot's files were added while it was current, and the operations
-    from the one before (columns paired by column-mapping id under column mapping, else by name;
-    changes of Delta's bookkeeping metadata left out)."""
+    """A schema version the table's log sets (Delta: a metaData action that changed the schema;
+    Iceberg: a schema of the metadata's `schemas`), with how many of the snapshot's files were
+    added while it was current, and the operations from the one before (columns paired by id in
+    Iceberg and under Delta's column mapping, else by name; changes of Delta's bookkeeping
+    metadata left out)."""
 
-    version: int  # the table version that set it
+    version: int  # Delta: the table version that set it; Iceberg: the schema id
     timestamp: str | None  # ISO, UTC
     schema: Schema
     files: int
@@ -53,7 +56,7 @@ class Counts:
     ignored: int
     versions: int
     rows: int
-    unreferenced: int = 0  # Delta: data files on disk that no add of the snapshot references
+    unreferenced: int = 0  # Delta/Iceberg: data files on disk that the snapshot does not reference
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,7 @@ class TableSummary:
     unreadable_files: tuple[DataFile, ...]  # as listed (partition, mtime), for the timeline
     unreadable_days: tuple[tuple[date, int], ...]  # the unreadable files per day of the date partition
     partition_dirs: dict[str, str]  # each listed file's partition directory ("" when unpartitioned)
-    log_versions: tuple[LogVersion, ...] = ()  # Delta: the schema history of the log, oldest first
+    log_versions: tuple[LogVersion, ...] = ()  # Delta/Iceberg: the log's schema history, oldest first
 
 
 def summarize(name: str, table: TableRead) -> TableSummary:
@@ -90,6 +93,8 @@ def summarize(name: str, table: TableRead) -> TableSummary:
 
 def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
     """The log's schema history with files and operations (empty for a Parquet directory)."""
+    if table.iceberg is not None:
+        return _iceberg_versions(table.iceberg)
     log = table.delta
     if log is None:
         return ()
@@ -100,6 +105,15 @@ def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
                    tuple(o for o in diff(p.schema, s.schema, _pairing(p, s))
                          if not (o.kind == OpKind.METADATA_CHANGED and o.detail in BOOKKEEPING)) if p else ())
         for p, s in zip(previous, log.schemas, strict=True))
+
+
+def _iceberg_versions(snap: IcebergSnapshot) -> tuple[LogVersion, ...]:
+    """Iceberg's schemas by id, each with the live files its snapshots added; fields pair by id."""
+    files = Counter(f.schema_id for f in snap.files)
+    previous = [None, *snap.schemas][:len(snap.schemas)]
+    return tuple(LogVersion(s.schema_id, _iso(s.timestamp), s.schema, files[s.schema_id],
+                            tuple(diff(p.schema, s.schema, "id")) if p else ())
+                 for p, s in zip(previous, snap.schemas, strict=True))
 
 
 def _pairing(before: DeltaSchemaVersion, after: DeltaSchemaVersion) -> Identity:

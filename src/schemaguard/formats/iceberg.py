@@ -75,13 +75,13 @@ _GEOGRAPHY = re.compile(r"geography\(\s*([^,)]+?)\s*(?:,\s*([^)]+?)\s*)?\)")
 
 
 def iceberg_schema(doc: Mapping[str, Any]) -> Schema:
-    """A schema (`{"type": "struct", "fields": [...]}`) as the model holds it."""
-    return Schema(tuple(_field(f) for f in _fields(doc)))
+    """A schema (`{"type": "struct", "fields": [...]}`, `type` optional) as the model holds it."""
+    return Schema(tuple(_field(f) for f in _fields({"type": "struct", **doc})))
 
 
 def _fields(doc: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     fields = doc.get("fields")
-    if doc.get("type") != "struct" or not isinstance(fields, list):
+    if doc.get("type") != "struct" or not isinstance(fields, list | tuple):
         raise SchemaLoadError(f"not an Iceberg struct: {canonical_json(doc)[:200]}")
     return fields
 

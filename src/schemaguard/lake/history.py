@@ -100,18 +100,21 @@ def build_history(footers: Sequence[FileFooter]) -> History:
         times = sorted(t for t in map(when, files) if t is not None)
         parts = sorted({partition_dir(p) for p in {f.partition for f in files}} - {""})
         first, last = (times[0], times[-1]) if times else (None, None)
-        drafts.append((first, last, min(spark_order_key(f.rel) for f in files), fp, files, parts))
+        # Shown to the second, ordered to the sub-second (log commit times are often that close).
+        exact = sorted(f.mtime for f in files if f.mtime is not None) if date_col is None else []
+        span = (first or "", last or "", *((exact[0], exact[-1]) if exact else (0.0, 0.0)))
+        drafts.append((span, min(spark_order_key(f.rel) for f in files), fp, files, parts))
     # Versions seen over the same span are ordered as Spark lists their first files, never by hash.
-    drafts.sort(key=lambda d: (d[0] or "", d[1] or "", d[2]))
+    drafts.sort(key=lambda d: (d[0], d[1]))
     versions = tuple(
         SchemaVersion(i + 1, fp, files[0].footer, tuple(sorted(files, key=lambda f: f.rel)),
-                      tuple(parts), sum(f.rows for f in files), first, last)
-        for i, (first, last, _, fp, files, parts) in enumerate(drafts)
+                      tuple(parts), sum(f.rows for f in files), span[0] or None, span[1] or None)
+        for i, (span, _, fp, files, parts) in enumerate(drafts)
     )
     if date_col:
         return History(versions, f"partition {date_col}")
-    spans = Counter((v.first_seen, v.last_seen) for v in versions)
-    tied = [f"v{v.number}" for v in versions if spans[(v.first_seen, v.last_seen)] > 1]
+    spans = Counter(d[0] for d in drafts)
+    tied = [f"v{v.number}" for v, d in zip(versions, drafts, strict=True) if spans[d[0]] > 1]
     note = (f" ({', '.join(tied)} share their first and last times, so they follow the order Spark lists "
             "their first files in)" if tied else "")
     return History(versions, f"file modification time{note}")

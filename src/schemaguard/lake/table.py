@@ -3,17 +3,19 @@ they form.
 
 `read(location)` is what every command, the audit, the schema sources and the benchmark call:
 list the table the way Spark does (lake/discover.py). A directory holding `_delta_log/` is a Delta
-table and is read through its log (lake/delta.py): the snapshot's files, not the directory's, and
-its columns by their logical names. Anything else is a Parquet directory: every listed data file,
-and the Parquet summary files Spark would also consult (`_metadata`, `_common_metadata`). Either
-way each footer is read with one of the engines (lake/scan.py), and the footers are grouped into
-schema versions (lake/history.py).
+table and is read through its log (lake/delta.py); one whose `metadata/` holds a
+`*.metadata.json` is an Iceberg table, read through that metadata and its manifests
+(lake/iceberg.py); either way the snapshot's files, not the directory's, and columns by their
+logical names. Anything else is a Parquet directory: every listed data file, and the Parquet
+summary files Spark would also consult (`_metadata`, `_common_metadata`). Each footer is read
+with one of the engines (lake/scan.py), and the footers are grouped into schema versions
+(lake/history.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from schemaguard.errors import UsageError
@@ -22,25 +24,39 @@ from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
 from schemaguard.lake.discover import DataFile, Listing, discover, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, build_history
+from schemaguard.lake.iceberg import (
+    METADATA_SUFFIX,
+    CatalogRef,
+    IcebergSnapshot,
+    is_iceberg,
+    load_from_catalog,
+    load_static,
+    newest_metadata,
+    read_snapshot,
+    snapshot_files,
+)
+from schemaguard.lake.iceberg import logical_footers as iceberg_footers
 from schemaguard.lake.scan import ScanResult, Unreadable, scan, scan_on_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-TableFormat = Literal["parquet", "delta"]
-FORMAT_HINTS = ("auto", "parquet", "delta")
+TableFormat = Literal["parquet", "delta", "iceberg"]
+FORMAT_HINTS = ("auto", "parquet", "delta", "iceberg")
 
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
-    """How to read a table: its format (`auto`: detected), which snapshot of a Delta table (a
-    version, or the last commit at or before a time; default the latest), and whether files no
-    snapshot references are read too."""
+    """How to read a table: its format (`auto`: detected), which snapshot of a Delta or Iceberg
+    table (a Delta version or Iceberg snapshot id, or the last commit at or before a time; default
+    the latest), whether files no snapshot references are read too, and the Iceberg metadata file
+    to read (None: the newest in the table's `metadata/`)."""
 
     format_hint: str = "auto"
     version: int | None = None
     timestamp: float | None = None  # seconds since the epoch
     include_unreferenced: bool = False
+    metadata: str | None = None
 
 
 SUMMARY_FILES = ("_metadata", "_common_metadata")  # the order mergeSchema merges them in, after the data
@@ -56,7 +72,8 @@ class TableRead:
     history: History
     summaries: tuple[FileFooter | Unreadable, ...]  # summary files in Spark's order, read or not
     delta: DeltaLog | None = None  # the snapshot's log, for a Delta table
-    unreferenced: tuple[DataFile, ...] = ()  # Delta: data files on disk that the snapshot leaves out
+    iceberg: IcebergSnapshot | None = None  # the snapshot's metadata, for an Iceberg table
+    unreferenced: tuple[DataFile, ...] = ()  # data files on disk that the snapshot leaves out
 
     @property
     def versions(self) -> tuple[SchemaVersion, ...]:
@@ -64,7 +81,7 @@ class TableRead:
 
     @property
     def table_format(self) -> TableFormat:
-        return "parquet" if self.delta is None else "delta"
+        return "delta" if self.delta is not None else "iceberg" if self.iceberg is not None else "parquet"
 
 
 def read(location: str, progress: Callable[[int], None] | None = None,
@@ -72,7 +89,21 @@ def read(location: str, progress: Callable[[int], None] | None = None,
          how: ReadOptions = ReadOptions()) -> TableRead:
     """List, scan and group one table; with `spark`, footers are read as a Spark job, else by
     `workers` local processes (default: one per core)."""
-    return read_listing(discover(location), progress, spark, location, workers, how)
+    root, how = locate(location, how)
+    return read_listing(discover(root), progress, spark, location, workers, how)
+
+
+def locate(location: str, how: ReadOptions = ReadOptions(),
+           catalog: CatalogRef | None = None) -> tuple[str, ReadOptions]:
+    """The directory to list for a table given as a directory, as an Iceberg metadata file, or
+    as `db.table` of an Iceberg catalog, and the options that read the metadata it names."""
+    if catalog is None and not location.endswith(METADATA_SUFFIX):
+        return location, how
+    if how.format_hint not in ("auto", "iceberg"):
+        raise UsageError(f"{location}: an Iceberg metadata file or catalog table cannot be read as "
+                         f"{how.format_hint}")
+    table = load_from_catalog(catalog, location) if catalog else load_static(location)
+    return table.metadata.location, replace(how, format_hint="iceberg", metadata=table.metadata_location)
 
 
 def read_listing(listing: Listing, progress: Callable[[int], None] | None = None,
@@ -80,28 +111,44 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
                  workers: int | None = None, how: ReadOptions = ReadOptions()) -> TableRead:
     """`read` of a table already listed (the audit lists every table before reading any)."""
     shown = location or listing.root
-    if table_format(listing, how.format_hint, shown) == "parquet":
+    kind = table_format(listing, how, shown)
+    if kind == "parquet":
         if how.version is not None or how.timestamp is not None:
-            raise UsageError(f"{shown}: a version or timestamp needs a Delta table; this is a Parquet "
-                             "directory")
+            raise UsageError(f"{shown}: a version or timestamp needs a Delta or Iceberg table; this is "
+                             "a Parquet directory")
         result = _scan(listing, progress, spark, workers)
         return TableRead(shown, listing, result, build_history(result.footers), _summaries(listing))
+    if kind == "iceberg":
+        table = load_static(how.metadata or newest_metadata(listing))
+        snap = read_snapshot(table, how.version, how.timestamp)
+        snapshot = snapshot_files(listing, snap, how.include_unreferenced)
+        result = _scan(snapshot.listing, progress, spark, workers)
+        result = ScanResult(iceberg_footers(result.footers, snap), result.unreadable)
+        return TableRead(shown, snapshot.listing, result, build_history(result.footers), (),
+                         iceberg=snap, unreferenced=snapshot.unreferenced)
     log = read_log(listing, how.version, how.timestamp)
     snapshot = log_snapshot(listing, log, how.include_unreferenced)
     result = _scan(snapshot.listing, progress, spark, workers)
     result = ScanResult(logical_footers(result.footers, log), result.unreadable)
     return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), log,
-                     snapshot.unreferenced)
+                     unreferenced=snapshot.unreferenced)
 
 
-def table_format(listing: Listing, hint: str, shown: str) -> TableFormat:
-    """The format a table is read as: the hint, else Delta when its `_delta_log/` holds a commit."""
+def table_format(listing: Listing, how: ReadOptions, shown: str) -> TableFormat:
+    """The format a table is read as: the hint, else Delta when its `_delta_log/` holds a commit,
+    else Iceberg when a metadata file is named or its `metadata/` holds one."""
+    hint = how.format_hint
     if hint == "parquet":
         return "parquet"
-    delta = is_delta(listing)
-    if hint == "delta" and not delta:
+    if hint in ("auto", "delta") and is_delta(listing):
+        return "delta"
+    if hint == "delta":
         raise UsageError(f"{shown}: not a Delta table (no commit in a _delta_log directory)")
-    return "delta" if delta else "parquet"
+    if how.metadata is not None or is_iceberg(listing):
+        return "iceberg"
+    if hint == "iceberg":
+        raise UsageError(f"{shown}: not an Iceberg table (no *.metadata.json in a metadata directory)")
+    return "parquet"
 
 
 def _scan(listing: Listing, progress: Callable[[int], None] | None, spark: SparkSession | None,

@@ -60,7 +60,7 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
     return {
         "table": summary.name,
         "format": table.table_format,
-        **({"snapshot": _snapshot_json(summary, max_files)} if table.delta is not None else {}),
+        **({"snapshot": _snapshot_json(summary, max_files)} if table.table_format != "parquet" else {}),
         "ordered_by": table.history.ordered_by,
         "partition_columns": list(table.listing.partition_columns),
         "versions": versions,
@@ -73,25 +73,29 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
 
 
 def _snapshot_json(summary: TableSummary, max_files: int) -> dict[str, Any]:
-    """A Delta table's snapshot: its version, features, schema history and unreferenced files."""
+    """A Delta or Iceberg table's snapshot: its version, features, schema history and
+    unreferenced files."""
     table = summary.table
+    history = [{
+        "version": v.version,
+        "timestamp": v.timestamp,
+        "schema": schema_to_notation(v.schema),
+        "files": v.files,
+        "changes": [{"operation": o.kind.value, "path": o.path, "old_path": o.old_path,
+                     "before": o.before, "after": o.after, "detail": o.detail} for o in v.changes],
+    } for v in summary.log_versions]
+    unreferenced = [f.rel for f in table.unreferenced[:max_files]]
+    common = {"schema_history": history, "unreferenced_files": unreferenced}
+    if table.iceberg is not None:
+        snap = table.iceberg
+        return {"version": snap.snapshot_id, "metadata_location": snap.metadata_location,
+                "format_version": snap.format_version, "current_schema_id": snap.current_schema_id,
+                "name_mapping": snap.name_mapping is not None, "delete_files": snap.delete_files,
+                **common, "notes": list(snap.notes)}
     log = table.delta
     assert log is not None
-    return {
-        "version": log.version,
-        "column_mapping": log.mapping_mode,
-        "protocol": log.protocol,
-        "schema_history": [{
-            "version": v.version,
-            "timestamp": v.timestamp,
-            "schema": schema_to_notation(v.schema),
-            "files": v.files,
-            "changes": [{"operation": o.kind.value, "path": o.path, "old_path": o.old_path,
-                         "before": o.before, "after": o.after, "detail": o.detail} for o in v.changes],
-        } for v in summary.log_versions],
-        "unreferenced_files": [f.rel for f in table.unreferenced[:max_files]],
-        "notes": list(log.notes),
-    }
+    return {"version": log.version, "column_mapping": log.mapping_mode, "protocol": log.protocol,
+            **common, "notes": list(log.notes)}
 
 
 def _column_json(c: Any) -> dict[str, Any]:
@@ -113,7 +117,11 @@ def _column_json(c: Any) -> dict[str, Any]:
 def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Console | None = None) -> None:
     out = console or terminal()
     table, counts = summary.table, summary.counts
-    kind = "" if table.delta is None else f" (Delta table, snapshot v{table.delta.version})"
+    kind = ""
+    if table.delta is not None:
+        kind = f" (Delta table, snapshot v{table.delta.version})"
+    elif table.iceberg is not None:
+        kind = f" (Iceberg table, snapshot {table.iceberg.snapshot_id})"
     out.print(f"[bold]{summary.name}[/]{kind}  {counts.files} data files, {counts.rows:,} rows, "
               f"{counts.versions} schema version(s), oldest first by {table.history.ordered_by}")
     if summary.log_versions:
@@ -153,13 +161,17 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
 
 
 def _log_table(summary: TableSummary) -> Table:
-    history = Table(title="Table schema history (the log)", title_justify="left")
-    for col in ("table version", "committed", "files", "changes"):
+    iceberg = summary.table.iceberg is not None
+    history = Table(title=f"Table schema history ({'the metadata' if iceberg else 'the log'})",
+                    title_justify="left")
+    for col in ("schema id" if iceberg else "table version", "first used" if iceberg else "committed",
+                "files", "changes"):
         history.add_column(col, justify="right" if col == "files" else "left")
     for v in summary.log_versions:
         first = v is summary.log_versions[0]
         changes = "; ".join(_operation_text(o) for o in v.changes) or ("created" if first else "-")
-        history.add_row(f"v{v.version}", v.timestamp or "-", str(v.files), changes)
+        history.add_row(str(v.version) if iceberg else f"v{v.version}", v.timestamp or "-", str(v.files),
+                        changes)
     return history
 
 

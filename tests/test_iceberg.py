@@ -1,0 +1,255 @@
+"""Iceberg tables read through their metadata, checked against pyiceberg.
+
+Every table here is written by pyiceberg's own writer on a SQL catalog (sqlite). For every
+snapshot, the files schemaguard reads are exactly the files pyiceberg plans for a scan of that
+snapshot (`scan(snapshot_id=...).plan_files()`), and the schema history and current schema are
+pyiceberg's, field by field (ids, names, types, nullability)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema as IcebergSchema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import IntegerType, ListType, LongType, NestedField, StringType, StructType
+
+from schemaguard.checks import run_checks
+from schemaguard.checks.summary import summarize
+from schemaguard.formats.iceberg import iceberg_schema
+from schemaguard.formats.notation import describe
+from schemaguard.lake.table import ReadOptions, TableRead, read
+from schemaguard.model import Schema, fields_of, walk
+
+CLI = [str(Path(sys.executable).parent / "schemaguard")]
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[SqlCatalog]:
+    cat = SqlCatalog("test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
+    cat.create_namespace("db")
+    yield cat
+    cat.engine.dispose()
+
+
+def local(path: str) -> str:
+    return path.removeprefix("file://").removeprefix("file:")
+
+
+def table_dir(t: Any) -> Path:
+    return Path(local(t.metadata.location))
+
+
+def shape(schema: Schema) -> list[tuple[str, str, bool, int | None]]:
+    """Every field as (path, type, nullable, id), and every list element / map slot's type."""
+    ids = {p: f.id for p, f in fields_of(schema)}
+    return [(p, describe(t), n, ids.get(p)) for p, t, n in walk(schema)]
+
+
+def engine_schema(t: Any, schema_id: int) -> Schema:
+    return iceberg_schema(json.loads(t.metadata.schema_by_id(schema_id).model_dump_json()))
+
+
+def assert_like_pyiceberg(t: Any) -> None:
+    """At every snapshot: the same files as pyiceberg's plan, and the schema it reads with."""
+    for s in t.metadata.snapshots:
+        table = read(str(table_dir(t)), how=ReadOptions(version=s.snapshot_id), workers=1)
+        assert table.iceberg is not None and table.iceberg.snapshot_id == s.snapshot_id
+        planned = {local(task.file.file_path) for task in t.scan(snapshot_id=s.snapshot_id).plan_files()}
+        assert {f.path for f in table.listing.files} == planned, f"files at snapshot {s.snapshot_id}"
+        assert shape(table.iceberg.current.schema) == shape(engine_schema(t, s.schema_id))
+    latest = read(str(table_dir(t)), workers=1)
+    assert latest.iceberg is not None
+    assert [s.schema_id for s in latest.iceberg.schemas] == sorted(s.schema_id for s in t.metadata.schemas)
+    for s in latest.iceberg.schemas:
+        assert shape(s.schema) == shape(engine_schema(t, s.schema_id))
+    assert latest.iceberg.current_schema_id == t.metadata.current_schema_id
+
+
+def arrow(t: Any, **columns: list[Any]) -> pa.Table:
+    return pa.Table.from_pydict(columns, schema=t.schema().as_arrow())
+
+
+def history(table: TableRead) -> list[tuple[int, int, list[tuple[str, str, str | None]]]]:
+    return [(v.version, v.files, [(o.kind.value, o.path, o.old_path) for o in v.changes])
+            for v in summarize("t", table).log_versions]
+
+
+def evolved(catalog: SqlCatalog) -> Any:
+    """qty int -> long, name renamed to title, note added and then dropped; a file per schema."""
+    t = catalog.create_table("db.orders", IcebergSchema(
+        NestedField(1, "id", LongType(), required=True), NestedField(2, "qty", IntegerType()),
+        NestedField(3, "name", StringType())))
+    t.append(arrow(t, id=[1, 2], qty=[1, None], name=["a", "b"]))
+    with t.update_schema() as u:
+        u.rename_column("name", "title")
+        u.update_column("qty", field_type=LongType())
+        u.add_column("note", StringType())
+    t.append(arrow(t, id=[3], qty=[5], title=["c"], note=["x"]))
+    with t.update_schema() as u:
+        u.delete_column("note")
+    return t
+
+
+def test_schema_history_by_field_id_and_no_false_merge_conflict(catalog: SqlCatalog) -> None:
+    t = evolved(catalog)
+    table = read(str(table_dir(t)))
+    assert table.table_format == "iceberg"
+    assert table.scan.unreadable == ()  # the metadata files are Iceberg's, not data
+    assert history(table) == [
+        (0, 1, []),
+        (1, 1, [("widen_type", "qty", None), ("rename", "title", "name"),
+                ("add_optional_field", "note", None)]),
+        (2, 0, [("drop_field", "note", None)]),
+    ]
+    # The file written before the rename shows the column by its name today (joined by id).
+    assert [[p for p, _ in fields_of(v.footer.schema)] for v in table.versions] == [
+        ["id", "qty", "title"], ["id", "qty", "title", "note"]]
+    codes = [f.code for f in run_checks(table)]
+    assert "SPARK_MERGE_CONFLICT" not in codes and "UNREADABLE_FILE" not in codes
+    assert [c for c in codes if c.startswith("ICEBERG")] == []
+    assert_like_pyiceberg(t)
+
+
+def test_an_overwrite_leaves_unreferenced_files_counted_apart(catalog: SqlCatalog) -> None:
+    t = catalog.create_table("db.over", IcebergSchema(NestedField(1, "id", LongType()),
+                                                      NestedField(2, "qty", IntegerType())))
+    t.append(arrow(t, id=[1], qty=[10]))
+    old = {local(task.file.file_path) for task in t.scan().plan_files()}
+    t.overwrite(arrow(t, id=[2], qty=[20]))
+    table = read(str(table_dir(t)))
+    assert {f.path for f in table.unreferenced} == old
+    assert summarize("t", table).counts.unreferenced == 1
+    with_old = read(str(table_dir(t)), how=ReadOptions(include_unreferenced=True))
+    assert {f.path for f in with_old.listing.files} == old | {f.path for f in table.listing.files}
+    assert_like_pyiceberg(t)
+
+
+def test_a_partitioned_nested_table(catalog: SqlCatalog) -> None:
+    schema = IcebergSchema(
+        NestedField(1, "id", LongType(), required=True), NestedField(2, "region", StringType()),
+        NestedField(3, "items", ListType(4, StructType(NestedField(5, "sku", StringType()),
+                                                       NestedField(6, "n", IntegerType())))))
+    t = catalog.create_table("db.parts", schema, partition_spec=PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")))
+    t.append(arrow(t, id=[1, 2], region=["eu", "us"], items=[[{"sku": "a", "n": 1}], []]))
+    with t.update_schema() as u:
+        u.rename_column("items.sku", "code")
+    t.append(arrow(t, id=[3], region=["eu"], items=[[{"code": "b", "n": 2}]]))
+    table = read(str(table_dir(t)))
+    assert table.listing.partition_columns == ("region",)
+    assert sorted({dict(f.partition)["region"] for f in table.listing.files}) == ["eu", "us"]
+    # The nested rename reaches the files written before it.
+    for v in table.versions:
+        assert "items[].code" in {p for p, _ in fields_of(v.footer.schema)}
+    assert history(table)[1][2] == [("rename", "items[].code", "items[].sku")]
+    assert_like_pyiceberg(t)
+
+
+def test_files_without_field_ids_join_through_the_name_mapping(catalog: SqlCatalog, tmp_path: Path) -> None:
+    t = catalog.create_table("db.imported", IcebergSchema(NestedField(1, "id", LongType()),
+                                                          NestedField(2, "city", StringType())))
+    plain = tmp_path / "outside.parquet"  # written by plain pyarrow: no field ids
+    pq.write_table(pa.table({"id": pa.array([7], pa.int64()), "city": ["Oslo"]}), plain)
+    t.add_files([str(plain)])
+    with t.update_schema() as u:
+        u.rename_column("city", "town")
+    table = read(str(table_dir(t)))
+    assert table.iceberg is not None and table.iceberg.name_mapping is not None
+    [version] = table.versions
+    assert [(p, f.id) for p, f in fields_of(version.footer.schema)] == [("id", 1), ("town", 2)]
+    assert [f.code for f in run_checks(table) if f.code.startswith("ICEBERG")] == []
+    assert pq.read_metadata(plain).schema.to_arrow_schema().field("city").metadata is None
+    assert_like_pyiceberg(t)
+
+
+def test_files_without_ids_or_a_name_mapping_are_a_finding(catalog: SqlCatalog, tmp_path: Path) -> None:
+    t = catalog.create_table("db.nomap", IcebergSchema(NestedField(1, "id", LongType()),
+                                                       NestedField(2, "city", StringType())))
+    plain = tmp_path / "outside.parquet"
+    pq.write_table(pa.table({"id": pa.array([7], pa.int64()), "city": ["Oslo"]}), plain)
+    t.add_files([str(plain)])
+    with t.transaction() as tx:
+        tx.remove_properties("schema.name-mapping.default")
+    # The engine's view: pyiceberg refuses to read the file.
+    with pytest.raises(ValueError, match="field-ids"):
+        t.scan().to_arrow()
+    table = read(str(table_dir(t)))
+    found = [f for f in run_checks(table) if f.code == "ICEBERG_FIELD_WITHOUT_ID"]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert found[0].evidence == (("v1", "id, city"),)
+
+
+def test_a_change_the_spec_forbids_is_an_error(catalog: SqlCatalog) -> None:
+    t = catalog.create_table("db.strict", IcebergSchema(NestedField(1, "id", LongType()),
+                                                        NestedField(2, "qty", IntegerType())))
+    t.append(arrow(t, id=[1], qty=[None]))
+    with t.update_schema(allow_incompatible_changes=True) as u:
+        u.update_column("qty", required=True)
+    table = read(str(table_dir(t)))
+    [found] = [f for f in run_checks(table) if f.code == "ICEBERG_INCOMPATIBLE_CHANGE"]
+    assert found.severity == "error" and found.count == 1 and "qty" in found.message
+    assert found.subject == "schema-0"
+
+
+def test_time_travel_by_snapshot_id_and_timestamp(catalog: SqlCatalog) -> None:
+    t = evolved(catalog)
+    first, second = t.metadata.snapshots
+    old = read(str(table_dir(t)), how=ReadOptions(version=first.snapshot_id))
+    assert old.iceberg is not None and old.iceberg.current_schema_id == 0
+    assert [s.schema_id for s in old.iceberg.schemas] == [0]
+    at = read(str(table_dir(t)), how=ReadOptions(timestamp=first.timestamp_ms / 1000))
+    assert at.iceberg is not None and at.iceberg.snapshot_id == first.snapshot_id
+    latest = read(str(table_dir(t)))
+    assert latest.iceberg is not None and latest.iceberg.snapshot_id == second.snapshot_id
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
+        catalog: SqlCatalog, tmp_path: Path) -> None:
+    t = evolved(catalog)
+    by_dir = cli("scan", str(table_dir(t)), "--format", "json")
+    by_file = cli("scan", local(t.metadata_location), "--format", "json")
+    by_catalog = cli("scan", "db.orders", "--catalog", "test", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db",
+                     "--format", "json")
+    docs = []
+    for done in (by_dir, by_file, by_catalog):
+        assert done.returncode == 0, done.stderr
+        docs.append(json.loads(done.stdout))
+    for doc in docs:
+        assert doc["format"] == "iceberg"
+        assert doc["snapshot"]["version"] == t.metadata.current_snapshot_id
+        assert doc["snapshot"]["current_schema_id"] == 2
+        assert [h["version"] for h in doc["snapshot"]["schema_history"]] == [0, 1, 2]
+        assert doc["counts"]["files"] == 2 and doc["counts"]["unreferenced"] == 0
+    text = cli("scan", str(table_dir(t)))
+    assert "Iceberg table, snapshot" in text.stdout and "rename name -> title" in text.stdout
+
+
+def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path: Path) -> None:
+    t = evolved(catalog)
+    cases = [
+        ("scan", str(table_dir(t)), "--version", "12345"),
+        ("scan", "db.missing", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db"),
+        ("scan", str(tmp_path / "nope.metadata.json")),
+        ("scan", local(t.metadata_location), "--format-hint", "delta"),
+    ]
+    broken = tmp_path / "broken.metadata.json"
+    broken.write_text("{not json")
+    cases.append(("scan", str(broken)))
+    for args in cases:
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
