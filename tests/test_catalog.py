@@ -153,6 +153,25 @@ def test_a_keyword_database_name_works(spark: Any, written: CatalogConfig) -> No
     assert tables >= set(report.TABLES)
 
 
+def test_report_tables_of_an_earlier_version_gain_the_new_columns(spark: Any, demo_run: AuditRun,
+                                                                  conf: Path) -> None:
+    from pyspark.sql.types import StructType
+
+    catalog = CatalogConfig(database="earlier")
+    spark.sql("CREATE DATABASE IF NOT EXISTS earlier")
+    added = {"schema_versions": ("table_format", "table_version", "log_schemas"),
+             "file_footers": ("referenced", "log_schema")}
+    for table, schema in report.schemas().items():
+        old = StructType([f for f in schema.fields if f.name not in added.get(table, ())])
+        spark.createDataFrame([], old).write.format("delta").saveAsTable(report.table_names(catalog)[table])
+    report.write_run(spark, demo_run, catalog, str(conf))
+    for table, columns in added.items():
+        assert set(columns) <= set(spark.table(report.table_names(catalog)[table]).columns)
+    [version] = {(r.table_format, r.table_version) for r in rows(spark, catalog, "schema_versions")}
+    assert version == ("parquet", None)
+    assert {r.referenced for r in rows(spark, catalog, "file_footers")} == {None}
+
+
 def test_rerunning_a_run_id_replaces_its_rows(spark: Any, written: CatalogConfig, demo_run: AuditRun,
                                               conf: Path) -> None:
     before = counts(spark, written)

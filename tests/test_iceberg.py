@@ -253,3 +253,46 @@ def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path:
         done = cli(*args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_the_audit_reads_an_iceberg_catalog_table_without_spark(catalog: SqlCatalog, tmp_path: Path) -> None:
+    t = evolved(catalog)
+    conf = tmp_path / "schemaguard.toml"
+    conf.write_text(f"""
+[audit]
+profiles = ["iceberg"]
+mode = "BACKWARD_TRANSITIVE"
+report_dir = "reports"
+formats = ["json"]
+[catalog]
+enabled = false
+[[tables]]
+name = "orders"
+catalog_table = "db.orders"
+iceberg_catalog = "test"
+iceberg_catalog_uri = "sqlite:///{tmp_path}/catalog.db"
+[[tables]]
+name = "by_path"
+path = "{table_dir(t)}"
+profiles = ["iceberg"]
+""")
+    done = cli("audit", "--conf", str(conf), "--format", "json")
+    assert done.returncode == 0, done.stderr  # int -> long and a rename: the current schema reads every file
+    doc = json.loads(done.stdout)
+    for table in doc["tables"]:
+        assert table["scan"]["format"] == "iceberg"
+        assert table["current_source"] == "Iceberg metadata (schema 2)"
+        assert [f["code"] for f in table["findings"] if f["severity"] == "error"] == []
+    # FULL also asks whether a reader still on the first schema reads what is written now: long
+    # read as int is no promotion Iceberg makes.
+    full = tmp_path / "full.toml"
+    full.write_text(conf.read_text().replace("BACKWARD_TRANSITIVE", "FULL_TRANSITIVE"))
+    done = cli("audit", "--conf", str(full), "--format", "json")
+    assert done.returncode == 1
+    for table in json.loads(done.stdout)["tables"]:
+        assert [(f["code"], f["path"]) for f in table["findings"] if f["severity"] == "error"] == [
+            ("VERSION_INCOMPATIBLE", "qty")]
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(conf.read_text().replace('"db.orders"', '"db.nope"'))
+    done = cli("audit", "--conf", str(wrong))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "db.nope" in done.stderr

@@ -25,7 +25,8 @@ from schemaguard.checks.waivers import waive, waiver_findings
 from schemaguard.config import AuditConfig, TableConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.lake.discover import DiscoveryError, Listing, discover
-from schemaguard.lake.table import TableRead, read_listing
+from schemaguard.lake.iceberg import CatalogRef
+from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class _Target:
     table: TableConfig
     listing: Listing
     catalog_schema: Schema | None
+    how: ReadOptions  # an Iceberg catalog table: the metadata file its catalog names
 
 
 def new_run_id(now: datetime) -> str:
@@ -57,7 +59,7 @@ def new_run_id(now: datetime) -> str:
 
 def needs_spark(config: AuditConfig) -> bool:
     return (config.catalog.enabled or config.engine == "spark"
-            or any(t.catalog_table for t in config.tables))
+            or any(t.catalog_table and not t.iceberg_catalog for t in config.tables))
 
 
 def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
@@ -77,15 +79,22 @@ def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSessio
 
 def _target(table: TableConfig, spark: SparkSession | None) -> _Target:
     schema = None
+    how = ReadOptions()
     if table.catalog_table is None:
         assert table.path is not None
         location = table.path
+    elif table.iceberg_catalog is not None:
+        try:
+            location, how = locate(table.catalog_table, how,
+                                   CatalogRef(table.iceberg_catalog, table.iceberg_catalog_uri))
+        except UsageError as e:
+            raise AuditError(f"table {table.name}: {e}") from None
     elif spark is None:
         raise AuditError(f"table {table.name}: a catalog table needs Spark")
     else:
         location, schema = catalog_table(spark, table.catalog_table)
     try:
-        return _Target(table, discover(location), schema)
+        return _Target(table, discover(location), schema, how)
     except DiscoveryError as e:
         raise AuditError(f"table {table.name}: {e}") from None
 
@@ -113,7 +122,8 @@ def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
 def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | None,
                  advance: Callable[[int], None] | None) -> TableAudit:
     table = target.table
-    read = read_listing(target.listing, advance, spark if config.engine == "spark" else None)
+    read = read_listing(target.listing, advance, spark if config.engine == "spark" else None,
+                        how=target.how)
     source, current = _current_schema(target, read)
     options = CheckOptions(current, table.profiles, table.mode, table.options)
     found = [replace(f, table=table.name) for f in run_checks(read, options)]

@@ -42,6 +42,10 @@ class TableConfig:
     profiles: tuple[str, ...]
     mode: Mode
     options: Options
+    # With catalog_table: an Iceberg catalog (pyiceberg's name for it, and a SQL catalog's URI)
+    # holds the table, read without Spark; without them the table is the Spark session catalog's.
+    iceberg_catalog: str | None = None
+    iceberg_catalog_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,8 @@ class AuditConfig:
 _OPTION_KEYS = {k: t for k, t in get_type_hints(Options).items()}
 _AUDIT_KEYS = {"mode": str, "profiles": list, "identity": str, "fail_level": str, "engine": str,
                "report_dir": str, "formats": list}
-_TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "schema": str, "profiles": list,
+_TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "iceberg_catalog": str,
+               "iceberg_catalog_uri": str, "schema": str, "profiles": list,
                "mode": str, "options": dict}
 _CATALOG_KEYS = {"enabled": bool, "catalog": str, "database": str, "file_footers": bool}
 _WAIVER_KEYS = {"key": str, "owner": str, "reason": str, "expires": object}  # a date, quoted or not
@@ -186,6 +191,9 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
         catalog_table = ".".join(_name(part, f"{where} catalog_table") for part in catalog_table.split("."))
         if catalog_table.count(".") not in (1, 2):
             raise ConfigError(f"{where} catalog_table: {catalog_table!r} is not db.table or catalog.db.table")
+    iceberg = t.get("iceberg_catalog") or ("default" if "iceberg_catalog_uri" in t else None)
+    if iceberg is not None and catalog_table is None:
+        raise ConfigError(f"{where}: iceberg_catalog and iceberg_catalog_uri go with catalog_table")
     name = t.get("name") or catalog_table or Path(str(path)).name
     if ":" in name:
         raise ConfigError(f"{where} name: {name!r} may not contain ':' (it separates finding key parts)")
@@ -203,6 +211,8 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
         profiles=_profiles(t["profiles"], f"{where} profiles") if "profiles" in t else profiles,
         mode=_one_of(t["mode"], list(Mode), f"{where} mode") if "mode" in t else mode,
         options=table_options,
+        iceberg_catalog=iceberg,
+        iceberg_catalog_uri=t.get("iceberg_catalog_uri"),
     )
 
 

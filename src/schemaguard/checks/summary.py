@@ -5,7 +5,7 @@ and decide nothing."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from schemaguard.formats.delta import BOOKKEEPING, MAPPING_MODE_KEY, DeltaSchemaVersion
@@ -20,6 +20,7 @@ from schemaguard.lake.history import (
     leaf_signature,
 )
 from schemaguard.lake.iceberg import IcebergSnapshot
+from schemaguard.lake.snapshot import relative
 from schemaguard.lake.table import TableRead
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.changes import Operation, OpKind, diff
@@ -70,6 +71,7 @@ class TableSummary:
     unreadable_days: tuple[tuple[date, int], ...]  # the unreadable files per day of the date partition
     partition_dirs: dict[str, str]  # each listed file's partition directory ("" when unpartitioned)
     log_versions: tuple[LogVersion, ...] = ()  # Delta/Iceberg: the log's schema history, oldest first
+    log_schema_of: dict[str, int] = field(default_factory=dict)  # file rel -> its LogVersion.version
 
 
 def summarize(name: str, table: TableRead) -> TableSummary:
@@ -88,7 +90,7 @@ def summarize(name: str, table: TableRead) -> TableSummary:
     return TableSummary(name, table, counts, summaries, date_col, unreadable,
                         files_per_day(unreadable, date_col) if date_col else (),
                         {f.rel: partition_dir(f.partition) for f in table.listing.files},
-                        log_versions(table))
+                        log_versions(table), log_schema_of(table))
 
 
 def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
@@ -105,6 +107,19 @@ def log_versions(table: TableRead) -> tuple[LogVersion, ...]:
                    tuple(o for o in diff(p.schema, s.schema, _pairing(p, s))
                          if not (o.kind == OpKind.METADATA_CHANGED and o.detail in BOOKKEEPING)) if p else ())
         for p, s in zip(previous, log.schemas, strict=True))
+
+
+def log_schema_of(table: TableRead) -> dict[str, int]:
+    """Each snapshot file (by table-relative path) with the log's schema version it was written
+    under: the Delta table version that set the schema current at its add, the Iceberg schema id
+    of the snapshot that added it (files of expired Iceberg snapshots are left out)."""
+    root = table.listing.root
+    if table.iceberg is not None:
+        return {relative(f.path, root): f.schema_id for f in table.iceberg.files if f.schema_id is not None}
+    log = table.delta
+    if log is None:
+        return {}
+    return {relative(f.path, root): log.schema_at(f.added_in).version for f in log.files}
 
 
 def _iceberg_versions(snap: IcebergSnapshot) -> tuple[LogVersion, ...]:

@@ -123,6 +123,7 @@ def schemas() -> dict[str, StructType]:
     s, i, b = StringType(), IntegerType(), LongType()
     ts, flag = TimestampType(), BooleanType()
     strings = ArrayType(StringType(), containsNull=False)
+    longs = ArrayType(LongType(), containsNull=False)
     return {
         "runs": struct(
             ("run_id", s, False), ("started_at", ts, False), ("finished_at", ts, False),
@@ -141,11 +142,13 @@ def schemas() -> dict[str, StructType]:
         "schema_versions": struct(
             ("run_id", s, False), ("table_name", s, False), ("version", i, False), ("fingerprint", s),
             ("schema_json", s), ("spark_schema_json", s), ("file_count", b), ("partition_count", b),
-            ("rows", b), ("first_seen", s), ("last_seen", s), ("is_current", flag)),
+            ("rows", b), ("first_seen", s), ("last_seen", s), ("is_current", flag),
+            ("table_format", s), ("table_version", b), ("log_schemas", longs)),
         "file_footers": struct(
             ("run_id", s, False), ("table_name", s, False), ("path", s, False), ("partition", s),
             ("size", b), ("mtime", ts), ("rows", b), ("row_groups", i), ("created_by", s),
-            ("version", i), ("fingerprint", s), ("status", s, False), ("reason", s)),
+            ("version", i), ("fingerprint", s), ("status", s, False), ("reason", s),
+            ("referenced", flag), ("log_schema", b)),
     }
 
 
@@ -193,7 +196,9 @@ def _finding_row(run: AuditRun, f: Finding, today: Any) -> dict[str, Any]:
 
 def version_rows(run: AuditRun) -> list[dict[str, Any]]:
     """Each table's schema versions; `is_current` marks those whose schema is the one the audit
-    checked the others against (the table's current schema)."""
+    checked the others against (the table's current schema). For a Delta or Iceberg table,
+    `table_version` is the snapshot read (Delta version, Iceberg snapshot id) and `log_schemas` the
+    log's schema versions its files were written under (Delta versions, Iceberg schema ids)."""
     return [
         {
             "run_id": run.run_id, "table_name": t.name, "version": v.number, "fingerprint": v.fingerprint,
@@ -201,9 +206,19 @@ def version_rows(run: AuditRun) -> list[dict[str, Any]]:
             "spark_schema_json": v.footer.spark_schema_json, "file_count": len(v.files),
             "partition_count": len(v.partitions), "rows": v.rows, "first_seen": v.first_seen,
             "last_seen": v.last_seen, "is_current": v.footer.schema == t.current_schema,
+            "table_format": t.summary.table.table_format, "table_version": _table_version(t),
+            "log_schemas": sorted({t.summary.log_schema_of[f.rel] for f in v.files
+                                   if f.rel in t.summary.log_schema_of}),
         }
         for t in run.tables for v in t.summary.table.versions
     ]
+
+
+def _table_version(t: TableAudit) -> int | None:
+    table = t.summary.table
+    if table.delta is not None:
+        return table.delta.version
+    return table.iceberg.snapshot_id if table.iceberg is not None else None
 
 
 def footer_rows(run: AuditRun) -> list[dict[str, Any]]:
@@ -212,9 +227,19 @@ def footer_rows(run: AuditRun) -> list[dict[str, Any]]:
 
 
 def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
+    """`referenced`: in the snapshot (Delta, Iceberg; None for a Parquet directory), False for
+    files read with --include-unreferenced."""
     version_of = {v.fingerprint: v.number for v in t.summary.table.versions}
+    unreferenced = {d.rel for d in t.summary.table.unreferenced}
+    logged = t.summary.table.table_format != "parquet"
+    schema_of = t.summary.log_schema_of
+
+    def log_columns(rel: str) -> dict[str, Any]:
+        return {"referenced": rel not in unreferenced if logged else None, "log_schema": schema_of.get(rel)}
+
     for f in t.summary.table.scan.footers:
         yield {
+            **log_columns(f.rel),
             "run_id": run_id, "table_name": t.name, "path": f.rel,
             "partition": t.summary.partition_dirs.get(f.rel) or None, "size": f.size, "mtime": _time(f.mtime),
             "rows": f.rows, "row_groups": f.row_groups, "created_by": f.created_by,
@@ -225,6 +250,7 @@ def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
     for u in t.summary.table.scan.unreadable:
         d = listed.get(u.rel)
         yield {
+            **log_columns(u.rel),
             "run_id": run_id, "table_name": t.name, "path": u.rel,
             "partition": t.summary.partition_dirs.get(u.rel) or None,
             "size": d.size if d else None, "mtime": _time(d.mtime) if d else None,
@@ -252,7 +278,7 @@ def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
         if table == "file_footers" and not catalog.file_footers:
             continue
         if spark.catalog.tableExists(names[table]):  # a metastore look-up: cheaper than createIfNotExists
-            _check_columns(names[table], spark.table(names[table]).schema, schema)
+            _expand_columns(spark, names[table], spark.table(names[table]).schema, schema)
             continue
         try:
             (DeltaTable.createIfNotExists(spark).tableName(names[table]).addColumns(schema)
@@ -263,18 +289,23 @@ def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
                 raise
 
 
-def _check_columns(name: str, found: StructType, wanted: StructType) -> None:
-    """An existing report table must have this version's columns and types (nullability aside):
-    a MERGE into another shape would fail half-way through a run, so refuse before writing."""
+def _expand_columns(spark: SparkSession, name: str, found: StructType, wanted: StructType) -> None:
+    """An existing report table must have this version's columns and types (nullability aside): a
+    MERGE into another shape would fail half-way through a run, so refuse before writing. A table
+    an earlier version made, lacking only columns added since (all nullable), is expanded."""
     have = {f.name: f.dataType.simpleString() for f in found.fields}
     want = {f.name: f.dataType.simpleString() for f in wanted.fields}
-    if have != want:
-        missing = [c for c in want if have.get(c) != want[c]]
-        extra = [c for c in have if c not in want]
+    other = [c for c in want if c in have and have[c] != want[c]]
+    extra = [c for c in have if c not in want]
+    if other or extra:
         raise CatalogWriteError(
-            f"report table {name} does not have this schemaguard version's columns (missing or other type: "
-            f"{', '.join(missing) or '-'}; unexpected: {', '.join(extra) or '-'}): set another [catalog] "
+            f"report table {name} does not have this schemaguard version's columns (other type: "
+            f"{', '.join(other) or '-'}; unexpected: {', '.join(extra) or '-'}): set another [catalog] "
             "database, or migrate the table")
+    added = [f for f in wanted.fields if f.name not in have]
+    if added:
+        spark.sql(f"ALTER TABLE {name} ADD COLUMNS "
+                  f"({', '.join(f'{quote(f.name)} {f.dataType.simpleString()}' for f in added)})")
 
 
 def write_run(spark: SparkSession, run: AuditRun, catalog: CatalogConfig, config_path: str) -> None:
