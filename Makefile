@@ -9,6 +9,9 @@ SPARK_BINARY  := 4.1
 JARS_DIR      := .jars
 DELTA_JARS    := $(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar \
                  $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar
+# Tests only: Spark's own Iceberg writer and reader (the oracle for Iceberg tables other engines write).
+ICEBERG_VERSION := 1.11.0
+ICEBERG_JAR   := $(JARS_DIR)/test/iceberg-spark-runtime-$(SPARK_BINARY)_2.13-$(ICEBERG_VERSION).jar
 DEMO_DIR      ?= .demo/lake
 CONF          ?= conf/schemaguard.toml
 # Headless Chromium from Debian's packages renders the HTML report in the tests.
@@ -31,6 +34,9 @@ $(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar:
 $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar:
 	mvn -q -B dependency:copy -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -DoutputDirectory=$(JARS_DIR)
 
+$(ICEBERG_JAR):
+	mvn -q -B dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(SPARK_BINARY)_2.13:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)/test
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
@@ -40,7 +46,7 @@ run: setup
 	@test -d $(DEMO_DIR)/orders_delta || { rm -rf $(DEMO_DIR)/orders && $(VENV)/bin/schemaguard demo $(DEMO_DIR); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
 
-test: setup $(CHROMIUM)
+test: setup $(CHROMIUM) $(ICEBERG_JAR)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest

@@ -1,13 +1,21 @@
 """Shared fixtures. Spark tests share one session-scoped SparkSession whose warehouse and Derby
-metastore live in a fresh temporary folder, so tests never touch the project's `.warehouse/`."""
+metastore live in a fresh temporary folder, so tests never touch the project's `.warehouse/`.
+
+The session also carries Spark's Iceberg runtime (fetched by `make test` into `.jars/test/`) and a
+path-based Iceberg catalog `ice`: Iceberg tables written by Spark, as a user's Spark job writes
+them, for the tests that read them back. The guard itself never needs it."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+TEST_JARS = Path(__file__).resolve().parents[1] / ".jars" / "test"
+ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 
 
 @pytest.fixture(scope="session")
@@ -15,9 +23,17 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     home = tmp_path_factory.mktemp("spark-home")
     previous = os.environ.get("SCHEMAGUARD_HOME")
     os.environ["SCHEMAGUARD_HOME"] = str(home)
-    from schemaguard.spark import get_spark
+    from schemaguard.spark import delta_jars, get_spark
 
-    session = get_spark("schemaguard-tests")
+    iceberg = sorted(TEST_JARS.glob("iceberg-spark-runtime-*.jar"))
+    if not iceberg:
+        raise RuntimeError(f"no Iceberg runtime jar in {TEST_JARS}: run `make test` (it fetches it)")
+    session = get_spark("schemaguard-tests", {
+        "spark.jars": ",".join(str(j) for j in [*delta_jars(), *iceberg]),
+        "spark.sql.catalog.ice": ICEBERG_CATALOG,
+        "spark.sql.catalog.ice.type": "hadoop",
+        "spark.sql.catalog.ice.warehouse": str(home / "iceberg"),
+    })
     yield session
     session.stop()
     if previous is None:

@@ -206,7 +206,7 @@ def test_time_travel_by_snapshot_id_and_timestamp(catalog: SqlCatalog) -> None:
     first, second = t.metadata.snapshots
     old = read(str(table_dir(t)), how=ReadOptions(version=first.snapshot_id))
     assert old.iceberg is not None and old.iceberg.current_schema_id == 0
-    assert [s.schema_id for s in old.iceberg.schemas] == [0]
+    assert [c.schema_id for c in old.iceberg.timeline] == [0]
     at = read(str(table_dir(t)), how=ReadOptions(timestamp=first.timestamp_ms / 1000))
     assert at.iceberg is not None and at.iceberg.snapshot_id == first.snapshot_id
     latest = read(str(table_dir(t)))

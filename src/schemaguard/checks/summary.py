@@ -4,6 +4,7 @@ and decide nothing."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -123,12 +124,23 @@ def log_schema_of(table: TableRead) -> dict[str, int]:
 
 
 def _iceberg_versions(snap: IcebergSnapshot) -> tuple[LogVersion, ...]:
-    """Iceberg's schemas by id, each with the live files its snapshots added; fields pair by id."""
-    files = Counter(f.schema_id for f in snap.files)
-    previous = [None, *snap.schemas][:len(snap.schemas)]
-    return tuple(LogVersion(s.schema_id, _iso(s.timestamp), s.schema, files[s.schema_id],
-                            tuple(diff(p.schema, s.schema, "id")) if p else ())
-                 for p, s in zip(previous, snap.schemas, strict=True))
+    """Iceberg's schemas in the order they became current, each with the live files added while
+    it was (the last time the adding snapshot's schema became current before it); fields pair by id."""
+    timeline = snap.timeline
+    spans: dict[int, list[tuple[float, int]]] = {}  # schema id -> (time it became current, index)
+    for i, c in enumerate(timeline):
+        spans.setdefault(c.schema_id, []).append((c.timestamp or 0.0, i))
+    files: Counter[int] = Counter()
+    for f in snap.files:
+        if f.schema_id in spans:
+            span = spans[f.schema_id]
+            at = bisect_right(span, (f.added_at or 0.0, len(timeline)))
+            files[span[max(at - 1, 0)][1]] += 1
+    previous = [None, *timeline][:len(timeline)]
+    return tuple(
+        LogVersion(c.schema_id, _iso(c.timestamp), snap.schema(c.schema_id), files[i],
+                   tuple(diff(snap.schema(p.schema_id), snap.schema(c.schema_id), "id")) if p else ())
+        for i, (p, c) in enumerate(zip(previous, timeline, strict=True)))
 
 
 def _pairing(before: DeltaSchemaVersion, after: DeltaSchemaVersion) -> Identity:

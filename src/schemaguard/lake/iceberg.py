@@ -54,7 +54,14 @@ class IcebergFile(NamedTuple):
 class IcebergSchemaVersion(NamedTuple):
     schema_id: int
     schema: Schema
-    timestamp: float | None  # when the first snapshot using it was committed (None: no snapshot did)
+
+
+class SchemaChange(NamedTuple):
+    """The table's current schema became `schema_id` at `timestamp` (a schema id can come back:
+    dropping the column just added returns to the schema before, and Iceberg reuses its id)."""
+
+    schema_id: int
+    timestamp: float | None  # None: before the metadata log starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +73,13 @@ class IcebergSnapshot:
     format_version: int
     snapshot_id: int | None  # None: a table with no snapshot yet
     timestamp: float | None
-    schemas: tuple[IcebergSchemaVersion, ...]  # by schema id, up to the snapshot's
+    schemas: tuple[IcebergSchemaVersion, ...]  # every schema of the metadata, by id
+    timeline: tuple[SchemaChange, ...]  # which schema was current when, oldest first, up to the snapshot
     current_schema_id: int
     properties: Mapping[str, str]
     name_mapping: Mapping[str, int] | None  # model path -> field id
     files: tuple[IcebergFile, ...]
-    delete_files: int  # position and equality delete files the snapshot applies
+    delete_files: tuple[str, ...]  # position and equality delete files the snapshot applies (paths)
     notes: tuple[str, ...]
 
     @property
@@ -81,6 +89,9 @@ class IcebergSnapshot:
     @property
     def version(self) -> int | None:
         return self.snapshot_id
+
+    def schema(self, schema_id: int) -> Schema:
+        return next(s.schema for s in self.schemas if s.schema_id == schema_id)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,22 +208,63 @@ def read_snapshot(table: Table, version: int | None = None,
     travel = version is not None or timestamp is not None
     schema_id = (snap.schema_id if travel and snap is not None and snap.schema_id is not None
                  else md.current_schema_id)
-    first_use: dict[int, float] = {}
-    for s in sorted(md.snapshots, key=lambda s: s.timestamp_ms):
-        if s.schema_id is not None:
-            first_use.setdefault(s.schema_id, s.timestamp_ms / 1000)
     schemas = tuple(
-        IcebergSchemaVersion(s.schema_id, iceberg_schema(s.model_dump(by_alias=True, mode="json")),
-                             first_use.get(s.schema_id))
-        for s in sorted(md.schemas, key=lambda s: s.schema_id) if s.schema_id <= schema_id)
-    files, deletes, notes = _live_files(table, snap) if snap is not None else ((), 0, [])
+        IcebergSchemaVersion(s.schema_id, iceberg_schema(s.model_dump(by_alias=True, mode="json")))
+        for s in sorted(md.schemas, key=lambda s: s.schema_id))
+    files, deletes, notes = _live_files(table, snap) if snap is not None else ((), (), [])
+    timeline = _timeline(table, schema_id, snap.timestamp_ms if travel else None, notes)
     if any(f.schema_id is None for f in files):
         notes.append("some files were added by snapshots that have expired: their schema is unknown")
     mapping = md.properties.get(NAME_MAPPING_KEY)
     return IcebergSnapshot(
         table.metadata_location, md.location, md.format_version, None if snap is None else snap.snapshot_id,
-        None if snap is None else snap.timestamp_ms / 1000, schemas, schema_id, dict(md.properties),
+        None if snap is None else snap.timestamp_ms / 1000, schemas, timeline, schema_id, dict(md.properties),
         _name_mapping(mapping) if mapping else None, files, deletes, tuple(notes))
+
+
+def _timeline(table: Table, current: int, until_ms: int | None, notes: list[str]) -> tuple[SchemaChange, ...]:
+    """When each schema became current: the current schema id of every metadata file the
+    metadata log names, at the time that file was committed (its `last-updated-ms`, which the log
+    records), up to `until_ms` (time travel), ending with the schema its readers use. Schemas
+    older than the log's first entry (its start is cut by `write.metadata.previous-versions-max`)
+    come first, in id order (Iceberg assigns ids in order), without a time."""
+    md = table.metadata
+    changes: list[SchemaChange] = []
+    unread = 0
+    for entry in md.metadata_log:
+        if until_ms is not None and entry.timestamp_ms > until_ms:
+            break
+        schema_id = _current_schema_id(table, entry.metadata_file)
+        if schema_id is None:
+            unread += 1
+        else:
+            changes.append(SchemaChange(schema_id, entry.timestamp_ms / 1000))
+    changes.append(SchemaChange(current, md.last_updated_ms / 1000 if until_ms is None else until_ms / 1000))
+    if unread:
+        notes.append(f"{unread} metadata file(s) of the metadata log could not be read: the schema "
+                     "history may miss changes")
+    first = changes[0].schema_id
+    out = [SchemaChange(s.schema_id, None) for s in sorted(md.schemas, key=lambda s: s.schema_id)
+           if s.schema_id < first]
+    for change in changes:
+        if not out or out[-1].schema_id != change.schema_id:
+            out.append(change)
+    return tuple(out)
+
+
+def _current_schema_id(table: Table, path: str) -> int | None:
+    """The `current-schema-id` of one metadata file (v1 files without one have schema 0), None
+    when it cannot be read (expired and deleted, or damaged)."""
+    import gzip
+    import json
+
+    try:
+        with table.io.new_input(path).open() as f:
+            raw = f.read()
+        doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        return int(doc.get("current-schema-id", 0))
+    except Exception:  # a missing or damaged old metadata file: noted, never fatal
+        return None
 
 
 def _snapshot(table: Table, version: int | None, timestamp: float | None) -> Any:
@@ -231,7 +283,7 @@ def _snapshot(table: Table, version: int | None, timestamp: float | None) -> Any
     return table.current_snapshot()
 
 
-def _live_files(table: Table, snap: Any) -> tuple[tuple[IcebergFile, ...], int, list[str]]:
+def _live_files(table: Table, snap: Any) -> tuple[tuple[IcebergFile, ...], tuple[str, ...], list[str]]:
     """The snapshot's data files from its data manifests, and how many delete files it applies."""
     from pyiceberg.manifest import ManifestContent
 
@@ -240,11 +292,11 @@ def _live_files(table: Table, snap: Any) -> tuple[tuple[IcebergFile, ...], int, 
     time_of = {s.snapshot_id: s.timestamp_ms / 1000 for s in md.snapshots}
     fields = {spec_id: [f.name for f in spec.fields] for spec_id, spec in md.specs().items()}
     files: list[IcebergFile] = []
-    deletes = 0
+    deletes: list[str] = []
     for manifest in snap.manifests(table.io):
         entries = manifest.fetch_manifest_entry(table.io, discard_deleted=True)
         if manifest.content != ManifestContent.DATA:
-            deletes += len(entries)
+            deletes += (e.data_file.file_path for e in entries)
             continue
         for e in entries:
             d = e.data_file
@@ -255,9 +307,9 @@ def _live_files(table: Table, snap: Any) -> tuple[tuple[IcebergFile, ...], int, 
                 schema_of.get(e.snapshot_id) if e.snapshot_id is not None else None,
                 tuple((n, None if v is None else str(v)) for n, v in zip(names, d.partition, strict=False)),
                 dict(d.null_value_counts or {}), dict(d.lower_bounds or {}), dict(d.upper_bounds or {})))
-    notes = [f"{deletes} delete file(s) apply to this snapshot: row counts are before deletes"
+    notes = [f"{len(deletes)} delete file(s) apply to this snapshot: row counts are before deletes"
              ] if deletes else []
-    return tuple(files), deletes, notes
+    return tuple(files), tuple(deletes), notes
 
 
 def _name_mapping(text: str) -> Mapping[str, int]:
@@ -277,7 +329,7 @@ def snapshot_files(listing: Listing, snap: IcebergSnapshot, include_unreferenced
     the commit time of the snapshot that added each as its time (what orders the versions)."""
     files = (DataFile(f.path, f.path, f.size, f.added_at, f.partition) for f in snap.files)
     columns = tuple(dict.fromkeys(k for f in snap.files for k, _ in f.partition))
-    return snapshot_listing(listing, files, columns, include_unreferenced, METADATA_DIR)
+    return snapshot_listing(listing, files, columns, include_unreferenced, METADATA_DIR, snap.delete_files)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,9 +337,10 @@ def snapshot_files(listing: Listing, snap: IcebergSnapshot, include_unreferenced
 
 
 def logical_footers(footers: Sequence[FileFooter], snap: IcebergSnapshot) -> tuple[FileFooter, ...]:
-    """Footers with each field given the name its id has in the newest schema that holds it; a
-    field without an id gets the one the name mapping gives its path (and keeps none without)."""
-    names = field_names(s.schema for s in snap.schemas)
+    """Footers with each field given the name its id has in the schema its readers use, else in
+    the newest schema that holds it; a field without an id gets the one the name mapping gives its
+    path (and keeps none without)."""
+    names = field_names([*(s.schema for s in snap.schemas), snap.current.schema])
     mapping = snap.name_mapping or {}
 
     def label(f: Field, path: str) -> tuple[str, int | None]:

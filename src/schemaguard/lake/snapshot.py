@@ -27,17 +27,19 @@ class Snapshot:
 
 
 def snapshot_listing(listing: Listing, referenced: Iterable[DataFile], partition_columns: tuple[str, ...],
-                     include_unreferenced: bool, metadata_dir: str) -> Snapshot:
+                     include_unreferenced: bool, metadata_dir: str,
+                     other_live: Iterable[str] = ()) -> Snapshot:
     """The listing narrowed to the snapshot's files (each given with the log's path as `rel`, made
     relative to the table root here), in Spark's order; files below `metadata_dir/` are the
-    format's own and never unreferenced data."""
+    format's own, and `other_live` (log paths: Iceberg's delete files) the snapshot's too, so
+    neither is ever unreferenced data."""
     root = listing.root.rstrip("/")
     files = []
     for f in referenced:
         rel = relative(f.rel, root)
         path = rel if "://" in rel or rel.startswith("/") else f"{root}/{rel}"
         files.append(replace(f, path=path, rel=rel))
-    known = {f.rel for f in files}
+    known = {f.rel for f in files} | {relative(p, root) for p in other_live}
     unreferenced = tuple(d for d in listing.files
                          if d.rel not in known and not d.rel.startswith(f"{metadata_dir}/"))
     if include_unreferenced:

@@ -90,7 +90,7 @@ def _snapshot_json(summary: TableSummary, max_files: int) -> dict[str, Any]:
         snap = table.iceberg
         return {"version": snap.snapshot_id, "metadata_location": snap.metadata_location,
                 "format_version": snap.format_version, "current_schema_id": snap.current_schema_id,
-                "name_mapping": snap.name_mapping is not None, "delete_files": snap.delete_files,
+                "name_mapping": snap.name_mapping is not None, "delete_files": len(snap.delete_files),
                 **common, "notes": list(snap.notes)}
     log = table.delta
     assert log is not None
