@@ -43,7 +43,7 @@ $(CHROMIUM):
 
 # The demo lake has findings on purpose: exit 1 (findings) is a successful demo, 2+ is not.
 run: setup
-	@test -d $(DEMO_DIR)/orders_delta || { rm -rf $(DEMO_DIR)/orders && $(VENV)/bin/schemaguard demo $(DEMO_DIR); }
+	@test -d $(DEMO_DIR)/orders_iceberg || { rm -rf $(DEMO_DIR)/orders $(DEMO_DIR)/orders_delta && $(VENV)/bin/schemaguard demo $(DEMO_DIR); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
 
 test: setup $(CHROMIUM) $(ICEBERG_JAR)

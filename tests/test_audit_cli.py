@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from schemaguard.demo import build_delta_demo, build_demo_lake
+from schemaguard.demo import build_delta_demo, build_demo_lake, build_iceberg_demo
 from tests.helpers import SCHEMAGUARD
 
 # Every test reads the `audited` run: `schemaguard audit` with the catalog on, and `schemaguard
@@ -52,10 +52,12 @@ def audited(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[di
     work = tmp_path_factory.mktemp("audit-cli")
     lake = build_demo_lake(work / "lake")
     delta = build_delta_demo(work / "lake", spark)
+    iceberg = build_iceberg_demo(work / "lake")
     conf = work / "schemaguard.toml"
     conf.write_text((Path(__file__).resolve().parents[1] / "conf" / "schemaguard.toml").read_text()
                     .replace('"../.demo/lake/orders"', f'"{lake}"')
                     .replace('"../.demo/lake/orders_delta"', f'"{delta}"')
+                    .replace('"../.demo/lake/orders_iceberg"', f'"{iceberg}"')
                     .replace('"../.schemaguard/reports"', '"reports"')
                     .replace('database = "schemaguard"', 'database = "audit_cli"'))
     before = fingerprint(lake)

@@ -31,12 +31,12 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def test_the_demo_command_writes_both_tables(spark: Any, tmp_path: Path) -> None:
+def test_the_demo_command_writes_the_three_tables(spark: Any, tmp_path: Path) -> None:
     done = run("demo", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert f"demo lake written: {tmp_path / 'orders'}" in done.stdout
-    assert f"demo lake written: {tmp_path / 'orders_delta'}" in done.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders", "orders_delta"]
+    for name in ("orders", "orders_iceberg", "orders_delta"):
+        assert f"demo lake written: {tmp_path / name}" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders", "orders_delta", "orders_iceberg"]
 
 
 @pytest.fixture(scope="module")

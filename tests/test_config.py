@@ -28,7 +28,8 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_configuration_parses() -> None:
     config = load_config(PROJECT / "conf" / "schemaguard.toml")
-    assert [t.name for t in config.tables] == ["orders", "orders_delta"]
+    assert [t.name for t in config.tables] == ["orders", "orders_delta", "orders_iceberg"]
+    assert config.tables[2].profiles == ("iceberg",)
     assert config.tables[1].path == str(PROJECT / ".demo" / "lake" / "orders_delta")
     assert config.tables[1].profiles == ("delta-read",)
     orders = config.tables[0]

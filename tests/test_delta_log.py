@@ -16,12 +16,15 @@ from urllib.parse import unquote
 
 import pytest
 
-from schemaguard.checks import run_checks
+from schemaguard.base import Options
+from schemaguard.checks import CheckOptions, run_checks
+from schemaguard.checks.compat import table_options
 from schemaguard.checks.summary import summarize
 from schemaguard.formats.notation import describe
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.lake.table import ReadOptions, TableRead, read
 from schemaguard.model import Schema, walk
+from schemaguard.rules.modes import Mode
 
 
 def shape(schema: Schema) -> list[tuple[str, str, bool]]:
@@ -119,6 +122,15 @@ def test_type_widening_and_constraints_are_in_the_log(spark: Any, tmp_path: Path
     assert [shape(v.footer.schema)[0][1] for v in table.versions] == ["int16", "int32"]
     assert ("widen_type", "n", None) in log_changes(table)[1][1]
     assert_like_the_engine(spark, path)
+    # Delta reads the INT16 file as INT (the engine's own read above): the audit's delta-read
+    # reader takes type widening from the log, not from the configuration's default (off).
+    assert sorted(r[0] for r in spark.read.format("delta").load(str(path)).collect()) == [1, 70000]
+    options = table_options(table, Options())
+    assert options.type_widening
+    backward = CheckOptions(table.delta.current.schema, ("delta-read",), Mode.BACKWARD_TRANSITIVE, options)
+    assert [f for f in run_checks(table, backward) if f.code.startswith("VERSION_")] == []
+    unaware = CheckOptions(table.delta.current.schema, ("delta-read",), Mode.BACKWARD_TRANSITIVE, Options())
+    assert [f.path for f in run_checks(table, unaware) if f.code == "VERSION_INCOMPATIBLE"] == ["n"]
 
 
 def test_a_checkpoint_with_later_commits_and_a_cut_history(spark: Any, tmp_path: Path) -> None:
@@ -216,4 +228,24 @@ def test_a_table_written_by_delta_rs(spark: Any, tmp_path: Path) -> None:
         (0, []), (1, ["add_optional_field"]), (2, ["widen_type", "drop_field"])]
     # What Delta read before the overwrite is what is now on disk and unreferenced.
     assert {f.path for f in table.unreferenced} == engine_files(spark, path, 1)
+    assert_like_the_engine(spark, path)
+
+
+def test_a_column_no_schema_of_the_log_holds_is_a_finding(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "extra"
+    spark.sql("SELECT CAST(1 AS BIGINT) AS id").write.format("delta").save(str(path))
+    # Another writer adds a file with a column the table's schema does not have, and commits it.
+    pq.write_table(pa.table({"id": pa.array([2], pa.int64()), "secret": ["x"]}), path / "odd.parquet")
+    size = (path / "odd.parquet").stat().st_size
+    add = {"add": {"path": "odd.parquet", "partitionValues": {}, "size": size,
+                   "modificationTime": 1_700_000_000_000, "dataChange": True}}
+    (path / "_delta_log" / f"{1:020d}.json").write_text(json.dumps(add) + "\n")
+    engine = spark.read.format("delta").load(str(path))
+    assert engine.columns == ["id"] and engine.count() == 2  # Delta reads the file, not the column
+    table = read(str(path))
+    [found] = [f for f in run_checks(table) if f.code == "DELTA_UNKNOWN_COLUMN"]
+    assert found.path == "secret" and found.count == 1 and found.files == ("odd.parquet",)
     assert_like_the_engine(spark, path)

@@ -41,6 +41,17 @@ def snapshots(spark: Any, name: str) -> list[int]:
             .collect()]
 
 
+def engine_timeline(spark: Any, name: str) -> list[int]:
+    """The schema each metadata file made current (every file Spark logs, in commit order, as
+    pyiceberg parses it), repeats collapsed."""
+    from pyiceberg.table import StaticTable
+
+    files = [r[0] for r in spark.sql(f"SELECT file FROM ice.{name}.metadata_log_entries ORDER BY timestamp")
+             .collect()]
+    ids = [StaticTable.from_metadata(f).metadata.current_schema_id for f in files]
+    return [i for k, i in enumerate(ids) if k == 0 or ids[k - 1] != i]
+
+
 def assert_like_spark(spark: Any, name: str) -> TableRead:
     path = location(spark, name)
     for snap in snapshots(spark, name):
@@ -51,6 +62,7 @@ def assert_like_spark(spark: Any, name: str) -> TableRead:
     latest = read(str(path), workers=1)
     assert latest.iceberg is not None
     assert shape(latest.iceberg.current.schema) == shape(engine_schema(spark, name))
+    assert [c.schema_id for c in latest.iceberg.timeline] == engine_timeline(spark, name)
     return latest
 
 

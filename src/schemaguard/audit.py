@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from schemaguard.checks import CheckOptions, run_checks
+from schemaguard.checks.compat import table_options
 from schemaguard.checks.finding import by_severity
 from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.checks.summary import summarize
@@ -125,7 +126,7 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
     read = read_listing(target.listing, advance, spark if config.engine == "spark" else None,
                         how=target.how)
     source, current = _current_schema(target, read)
-    options = CheckOptions(current, table.profiles, table.mode, table.options)
+    options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
     found = [replace(f, table=table.name) for f in run_checks(read, options)]
     return TableAudit(table.name, target.listing.root, summarize(table.name, read), source,
                       current or Schema(()), table.profiles, table.mode,

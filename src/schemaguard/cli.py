@@ -131,16 +131,19 @@ def scan(
 def demo(
     directory: Annotated[Path, typer.Argument(help="where to build the demo lake")],
 ) -> None:
-    """Build a demo lake: an `orders` Parquet table and an `orders_delta` Delta table (written with
-    delta-spark) whose histories hold realistic schema changes."""
-    from schemaguard.demo import DEMO_TABLES, build_delta_demo, build_demo_lake
+    """Build a demo lake: an `orders` Parquet table, an `orders_iceberg` Iceberg table (written with
+    pyiceberg) and an `orders_delta` Delta table (written with delta-spark) whose histories hold
+    realistic schema changes."""
+    from schemaguard.demo import DEMO_TABLES, build_delta_demo, build_demo_lake, build_iceberg_demo
     from schemaguard.spark import get_spark
 
-    for name in DEMO_TABLES:  # both refused before either is written
+    for name in DEMO_TABLES:  # all refused before any is written
         if (directory / name).exists():
             fail(f"{directory / name} already exists; pick another directory or remove it")
     table = build_demo_lake(directory)
     typer.echo(f"demo lake written: {table}")
+    iceberg = build_iceberg_demo(directory)
+    typer.echo(f"demo lake written: {iceberg}")
     _status("writing the Delta table with delta-spark")
     # Path-based Delta needs no metastore: an in-memory catalog never contends for the embedded
     # catalog's database with another session (an audit, a notebook) on this machine.
@@ -148,6 +151,7 @@ def demo(
     delta = build_delta_demo(directory, spark)
     typer.echo(f"demo lake written: {delta}")
     typer.echo(f"try: schemaguard scan {table}")
+    typer.echo(f"     schemaguard scan {iceberg}")
     typer.echo(f"     schemaguard scan {delta}")
 
 

@@ -17,6 +17,13 @@ go through (`build_delta_demo`):
   v4  customer renamed to customer_name (a rename under column mapping: no file rewritten)
   v5  qty widened to bigint (type widening: no file rewritten)
   v6  appended
+
+And `orders_iceberg`, an Iceberg table written by pyiceberg (`build_iceberg_demo`), its schemas:
+
+  0  created: id, customer, qty int, amount decimal(10,2), region; partitioned by region; appended
+  1  customer renamed to customer_name, qty promoted to long, + channel; appended
+  -  a file from another tool (no field ids) added, joined through the name mapping
+  2  channel made required with allow_incompatible_changes (files written before it lack it)
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DEMO_TABLES = ("orders", "orders_delta")
+DEMO_TABLES = ("orders", "orders_delta", "orders_iceberg")
 DAYS = 60
 FILES_PER_DAY = 2
 ROWS_PER_FILE = 50
@@ -132,3 +139,61 @@ def build_delta_demo(directory: Path, spark: SparkSession) -> Path:
         .write.format("delta").mode("append").save(str(path))
     path.rename(final)
     return final
+
+
+def build_iceberg_demo(directory: Path) -> Path:
+    """Write `orders_iceberg` under `directory` with pyiceberg and return its path. The catalog is
+    an in-memory SQL catalog: the table is then read from its own `metadata/` directory. Iceberg
+    records absolute paths, so it is written in place, and removed again if writing fails."""
+    final = directory.absolute() / "orders_iceberg"
+    if final.exists():
+        raise FileExistsError(f"{final} already exists; pick another directory or remove it")
+    try:
+        _write_iceberg_demo(final)
+    except BaseException:
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+    return final
+
+
+def _write_iceberg_demo(final: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import DecimalType, IntegerType, LongType, NestedField, StringType
+
+    catalog = SqlCatalog("demo", uri="sqlite:///:memory:", warehouse=f"file://{final.parent}")
+    catalog.create_namespace("demo")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True), NestedField(2, "customer", StringType()),
+        NestedField(3, "qty", IntegerType()), NestedField(4, "amount", DecimalType(10, 2)),
+        NestedField(5, "region", StringType()))
+    by_region = PartitionSpec(PartitionField(source_id=5, field_id=1000, transform=IdentityTransform(),
+                                             name="region"))
+    table = catalog.create_table("demo.orders", schema, location=f"file://{final}", partition_spec=by_region)
+
+    def rows(first: int, n: int, **extra: list[object]) -> pa.Table:
+        ids = range(first, first + n)
+        names = table.schema().column_names
+        columns: dict[str, list[object]] = {
+            "id": list(ids), names[1]: [f"c{i % 97}" for i in ids], "qty": [1 + i % 9 for i in ids],
+            "amount": [Decimal(i % 5000).scaleb(-2) for i in ids],
+            "region": [("eu", "us")[i % 2] for i in ids], **extra}
+        return pa.Table.from_pydict(columns, schema=table.schema().as_arrow())
+
+    table.append(rows(0, 50))
+    with table.update_schema() as update:
+        update.rename_column("customer", "customer_name")
+        update.update_column("qty", field_type=LongType())
+        update.add_column("channel", StringType())
+    table.append(rows(50, 50, channel=["web"] * 50))
+    # A file another tool wrote (no field ids; one region, as add_files needs), imported as is.
+    imported = final / "imported" / "export-from-another-tool.parquet"
+    imported.parent.mkdir(parents=True)
+    plain = rows(100, 20, channel=["app"] * 20, region=["eu"] * 20)
+    pq.write_table(plain.cast(pa.schema([f.remove_metadata() for f in plain.schema])), imported)
+    table.add_files([str(imported)])
+    with table.update_schema(allow_incompatible_changes=True) as update:
+        update.update_column("channel", required=True)
+    catalog.engine.dispose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from schemaguard.checks.compat import CheckOptions, compatibility
+from schemaguard.checks.delta import delta_unknown_columns
 from schemaguard.checks.field_ids import field_id_changes, field_id_reuse
 from schemaguard.checks.files import (
     encrypted_columns,
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     encrypted_columns,
     spark_refusals,
     merge_conflicts,
+    delta_unknown_columns,
     iceberg_field_ids,
     iceberg_schema_changes,
     layout_drift,

@@ -4,7 +4,7 @@ and mode: the audit's VERSION_INCOMPATIBLE and VERSION_READ_CHANGES_MEANING find
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from schemaguard.base import Options, Problem, worse
 from schemaguard.checks.finding import Finding, involved
@@ -23,6 +23,29 @@ class CheckOptions:
     profiles: tuple[str, ...] = ()
     mode: Mode = Mode.FULL_TRANSITIVE
     options: Options = field(default_factory=Options)
+
+
+TYPE_WIDENING_FEATURES = ("typeWidening", "typeWidening-preview")  # Delta PROTOCOL.md "Type Widening"
+
+
+def table_options(table: TableRead, options: Options) -> Options:
+    """The reader options as the table's own log sets them, over the configured ones: a Delta
+    table's column mapping mode and type widening (on while its reader feature is in the
+    protocol: files widened before it was switched off are still read widened), an Iceberg
+    table's format version. A Parquet directory has no log: the configured options stand."""
+    if table.delta is not None:
+        features = table.delta.protocol.get("readerFeatures") or ()
+        widening = (any(f in features for f in TYPE_WIDENING_FEATURES)
+                    or table.delta.configuration.get("delta.enableTypeWidening", "").lower() == "true")
+        mode = table.delta.mapping_mode
+        # Under `name` mapping Delta binds a file's columns by physical name, and the footers here
+        # already carry the logical name each physical one maps to: bind by name (files written
+        # before mapping was switched on have no ids to bind by).
+        identity = "name" if mode == "name" and options.identity is None else options.identity
+        return replace(options, type_widening=widening, column_mapping=mode, identity=identity)
+    if table.iceberg is not None:
+        return replace(options, iceberg_version=3 if table.iceberg.format_version >= 3 else 2)
+    return options
 
 
 def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:

@@ -74,6 +74,9 @@ CODES: dict[str, Code] = {c.code: c for c in (
     Code("VERSION_READ_CHANGES_MEANING", "warning",
          "A reader reads a schema version on disk, but changes what it means",
          "the reader profile's rule table (rules/read.py)"),
+    Code("DELTA_UNKNOWN_COLUMN", "warning", "A column of a Delta table's files that no schema of its log "
+         "holds: no Delta reader returns it", "Delta PROTOCOL.md 'Column Mapping', 'Schema Serialization "
+         f"Format'; {_CR} §4"),
     Code("ICEBERG_FIELD_WITHOUT_ID", "error", "Columns of an Iceberg table's file that have no field id "
          "and no name-mapping entry: Iceberg readers cannot bind them",
          f"{_CR} §3 Identity; Iceberg spec 'Column Projection' (name mapping for files without ids)"),

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from schemaguard.base import Options
+from schemaguard.checks.compat import table_options
 from schemaguard.checks.finding import Evidence, Finding, files_finding, finding
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.snapshot import relative
@@ -65,7 +66,7 @@ def iceberg_schema_changes(table: TableRead, _: object = None) -> list[Finding]:
     if snap is None:
         return []
     current = snap.current
-    options = Options(iceberg_version=3 if snap.format_version >= 3 else 2)
+    options = table_options(table, Options())
     root = table.listing.root
     rels: dict[int | None, list[str]] = defaultdict(list)
     for f in snap.files:

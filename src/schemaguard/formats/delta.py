@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -86,8 +86,10 @@ class DeltaLog:
         return self.schemas[-1]
 
     @property
-    def mapping_mode(self) -> str:
-        return self.configuration.get(MAPPING_MODE_KEY, "none")
+    def mapping_mode(self) -> Literal["none", "name", "id"]:
+        """The column mapping mode (Delta reads the property case-insensitively)."""
+        mode = self.configuration.get(MAPPING_MODE_KEY, "none").lower()
+        return "name" if mode == "name" else "id" if mode == "id" else "none"
 
     def schema_at(self, version: int | None) -> DeltaSchemaVersion:
         """The schema current at a table version (the oldest known, before the history starts)."""

@@ -164,7 +164,7 @@ def _log_table(summary: TableSummary) -> Table:
     iceberg = summary.table.iceberg is not None
     history = Table(title=f"Table schema history ({'the metadata' if iceberg else 'the log'})",
                     title_justify="left")
-    for col in ("schema id" if iceberg else "table version", "first used" if iceberg else "committed",
+    for col in ("schema id" if iceberg else "table version", "current from" if iceberg else "committed",
                 "files", "changes"):
         history.add_column(col, justify="right" if col == "files" else "left")
     for v in summary.log_versions:
