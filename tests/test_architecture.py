@@ -1,5 +1,6 @@
 """The package's shape, read from its source with `ast`: one stage per folder, dependencies
-pointing one way (sources -> lake -> formats -> history -> rules -> checks -> report, DESIGN.md),
+pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> report,
+DESIGN.md),
 no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), and every
 module importable on its own in dependency order."""
 
@@ -25,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "lake": {"errors", "model", "base", "formats"},
     "rules": {"errors", "model", "base", "formats"},
     "checks": {"errors", "model", "base", "formats", "lake", "rules"},
-    "report": {"errors", "model", "base", "formats", "checks", "config", "schemaguard"},
+    "proofs": {"errors", "model", "base", "formats", "lake", "rules", "checks"},
+    "report": {"errors", "model", "base", "formats", "checks", "proofs", "config", "schemaguard"},
 }
 
 

@@ -248,6 +248,98 @@ def gate(
 
 
 @app.command()
+def check(
+    path: Annotated[str, typer.Argument(help="table: directory, URI, Iceberg metadata file, or db.table "
+                                        "with --catalog/--catalog-uri")],
+    not_null: Annotated[list[str] | None, typer.Option("--not-null", help="COL has no nulls, in no file "
+                                                       "missing (repeatable)")] = None,
+    backfilled: Annotated[list[str] | None, typer.Option("--backfilled", help="every file holds COL, "
+                                                         "without nulls (repeatable)")] = None,
+    agree: Annotated[list[str] | None, typer.Option("--agree", help="A=B, or a Spark SQL boolean "
+                                                    "expression, where both sides are written")] = None,
+    fits: Annotated[list[str] | None, typer.Option("--fits", help="COL:TYPE: every value fits the narrower "
+                                                   "type (int32, float, decimal(10,2))")] = None,
+    values: Annotated[list[str] | None, typer.Option("--values", help="COL: values outside --allowed")
+                      ] = None,
+    allowed: Annotated[str | None, typer.Option("--allowed", help="V1,V2,...: the values --values allows")
+                       ] = None,
+    allowed_file: Annotated[Path | None, typer.Option("--allowed-file", help="one allowed value per line")
+                            ] = None,
+    partition: Annotated[list[str] | None, typer.Option("--partition", help="K=V: only this partition "
+                                                        "(repeatable)")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="first day of the date partition")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="last day of the date partition")] = None,
+    key: Annotated[list[str] | None, typer.Option("--key", help="key column shown with offending rows "
+                                                  "(repeatable)")] = None,
+    footer_only: Annotated[bool, typer.Option("--footer-only", help="statistics only: no data read")] = False,
+    no_values: Annotated[bool, typer.Option("--no-values", help="leave data values out of the output")
+                         ] = False,
+    version: Annotated[int | None, typer.Option(
+        "--version", help="Delta table version or Iceberg snapshot id")] = None,
+    catalog: Annotated[str | None, typer.Option("--catalog", help="Iceberg catalog name")] = None,
+    catalog_uri: Annotated[str | None, typer.Option("--catalog-uri", help="Iceberg SQL catalog URI")] = None,
+    output: FormatOption = OutputFormat.text,
+) -> None:
+    """Prove what no schema shows, from statistics first and from the data (Spark, Great
+    Expectations) where they cannot decide. Exit 0 all proven, 1 any refuted, 3 some unknown."""
+    from schemaguard.lake.table import ReadOptions
+    from schemaguard.proofs import Proof
+    from schemaguard.proofs.run import Scope, run_proofs
+    from schemaguard.report import check as checking
+
+    proofs = [*(Proof("not-null", c) for c in not_null or ()),
+              *(Proof("backfilled", c) for c in backfilled or ()),
+              *(Proof("agree", e) for e in agree or ()), *(_fits(f) for f in fits or ()),
+              *(Proof("values", c, allowed=_allowed(allowed, allowed_file)) for c in values or ())]
+    if not proofs:
+        fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values)")
+    ref = None
+    if catalog is not None or catalog_uri is not None:
+        from schemaguard.lake.iceberg import CatalogRef
+
+        ref = CatalogRef(catalog or "default", catalog_uri)
+    table = _read_table(path, output, how=ReadOptions(version=version), catalog=ref)
+    scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
+
+    def spark() -> Any:
+        from schemaguard.spark import get_spark
+
+        _status("reading the files statistics cannot decide, with Spark")
+        return get_spark("schemaguard-check")
+
+    results = run_proofs(table, proofs, scope, spark, footer_only, key or (), not no_values)
+    report = checking.CheckReport(path, table.table_format, scope, tuple(results))
+    _render(output, report, checking.check_json, checking.check_text)
+    raise typer.Exit(report.exit_code)
+
+
+def _fits(text: str) -> Any:
+    from schemaguard.proofs import Proof
+
+    column, sep, target = text.partition(":")
+    if not sep or not column or not target:
+        fail(f"--fits {text!r}: give COL:TYPE, e.g. amount:decimal(10,2)")
+    return Proof("fits", column, target=target)
+
+
+def _allowed(text: str | None, file: Path | None) -> tuple[str, ...] | None:
+    if file is not None:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+            return tuple(line.strip() for line in lines if line.strip())
+        except (OSError, UnicodeDecodeError) as e:
+            fail(f"--allowed-file {file}: {e}")
+    return tuple(v.strip() for v in text.split(",")) if text is not None else None
+
+
+def _pair(text: str) -> tuple[str, str]:
+    k, sep, v = text.partition("=")
+    if not sep or not k:
+        fail(f"--partition {text!r}: give K=V, e.g. dt=2024-01-31")
+    return k, v
+
+
+@app.command()
 def audit(
     conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
     run_id: Annotated[str | None, typer.Option(

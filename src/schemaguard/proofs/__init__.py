@@ -1,0 +1,57 @@
+"""Proofs about the data that no schema shows: no nulls before a column is made required, a
+backfill complete, a dual-written pair agreeing, values fitting a narrower type, a column's value
+set. Each proof ends `proven`, `refuted` (with where) or `unknown` (with why).
+
+Statistics decide first (`stats.py`: footer null counts and bounds, Delta's log statistics,
+Iceberg's manifests); only the files they leave undecided are read, with Spark, and validated
+with Great Expectations (`gx_spark.py`). `run.py` puts the two together over a scope of the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values"]
+PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits", "values")
+Verdict = Literal["proven", "refuted", "unknown"]
+DecidedBy = Literal["footer", "log", "manifest", "data", "none"]
+SAMPLE = 20  # offending rows, files or values kept per proof
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """One proof asked for: its kind and column (for `agree`, the expression as given), the
+    narrower type for `fits` (in the notation: int32, float, decimal(10,2)), the allowed values
+    for `values`."""
+
+    kind: ProofKind
+    column: str
+    target: str | None = None
+    allowed: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProofResult:
+    proof: Proof
+    verdict: Verdict
+    decided_by: DecidedBy
+    count: int = 0  # offending rows (or values, for `values`)
+    partitions: tuple[str, ...] = ()  # partition directories where it is refuted, in Spark's order
+    files: tuple[str, ...] = ()  # files where it is refuted (a sample)
+    files_unknown: tuple[str, ...] = ()  # files neither statistics nor data decided (a sample)
+    files_absent: tuple[str, ...] = ()  # files without the column (a sample)
+    rows_read: int = 0
+    bytes_read: int = 0
+    sample: tuple[dict[str, Any], ...] = field(default=())  # offending rows or values, bounded
+    why: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return {"proven": 0, "refuted": 1, "unknown": 3}[self.verdict]
+
+
+def overall_exit(results: list[ProofResult]) -> int:
+    """0 every proof proven, 1 any refuted, 3 some unknown and none refuted."""
+    codes = {r.exit_code for r in results}
+    return 1 if 1 in codes else 3 if 3 in codes else 0

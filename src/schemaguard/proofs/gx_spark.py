@@ -1,0 +1,173 @@
+"""Proofs on the data, for the files statistics leave undecided: read only those files and only
+the columns a proof needs, with Spark, and validate with Great Expectations Core 1.x.
+
+Files are read one schema version at a time (each version's files share one footer schema, so no
+file of another version can fail the read) with the table root as `basePath` (Spark adds the
+partition columns), and the versions are unioned by name. Each proof is one
+`UnexpectedRowsExpectation` over that DataFrame (ephemeral context, Spark data source, whole
+DataFrame batch): its query selects the offending rows, in Spark SQL whose literals keep decimals
+and 64-bit integers exact (GX's between-expectation compares through double). GX returns their
+count and a sample; when there are any, one Spark aggregation names the files holding them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from schemaguard.formats.parquet import FileFooter
+from schemaguard.model import DataType, DecimalType, FloatType, IntType
+from schemaguard.proofs import SAMPLE, Proof
+from schemaguard.proofs.stats import Lookup, range_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+FILE_COLUMN = "__schemaguard_file"
+
+
+@dataclass(frozen=True, slots=True)
+class DataOutcome:
+    bad: int  # offending rows
+    bad_files: dict[str, int]  # file rel -> offending rows
+    rows_read: int
+    bytes_read: int
+    sample: tuple[dict[str, Any], ...]
+
+
+def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[FileFooter],
+                  columns: Sequence[str], keys: Sequence[str], with_values: bool,
+                  source: DataType | None = None, target: DataType | None = None) -> DataOutcome:
+    """Read `files` (their `columns` and `keys`; every column for an expression) and count the
+    rows that break `proof`; `source` and `target` are the column's type and the narrower one
+    (`fits`)."""
+    df = _read(spark, root, files, [*columns, *keys] if columns else None)
+    bad = _condition(proof, columns, source, target)
+    shown = [*keys, *columns] if with_values else list(keys)
+    count, sample = _validate(df, bad, [FILE_COLUMN, *shown])
+    by_file: dict[str, int] = {}
+    if count:
+        rel_of = {_uri(f.path): f.rel for f in files}
+        for row in df.where(bad).groupBy(FILE_COLUMN).count().collect():
+            by_file[rel_of.get(row[0], row[0])] = int(row[1])
+        sample = tuple({**r, FILE_COLUMN: rel_of.get(str(r.get(FILE_COLUMN)), r.get(FILE_COLUMN))}
+                       for r in sample)
+    return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
+
+
+def _uri(path: str) -> str:
+    """A local path as Spark's `input_file_name()` spells it."""
+    return path if "://" in path else f"file://{path}"
+
+
+def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],
+          wanted: Sequence[str] | None) -> DataFrame:
+    """The files' `wanted` columns (by their names in each version, case-insensitively; None:
+    all), plus the file each row comes from; one read per schema version, unioned by name."""
+    from pyspark.sql import functions as F
+
+    groups: dict[str, list[FileFooter]] = {}
+    for f in files:
+        groups.setdefault(f.fingerprint, []).append(f)
+    frames = []
+    for members in groups.values():
+        df = spark.read.option("basePath", root).parquet(*(f.path for f in members))
+        present = {c.lower(): c for c in df.columns}
+        names = df.columns if wanted is None else [w for w in dict.fromkeys(wanted) if w.lower() in present]
+        cols = [F.col(_quoted(present[w.lower()])).alias(w) for w in names]
+        frames.append(df.select(*cols, F.input_file_name().alias(FILE_COLUMN)))
+    out = frames[0]
+    for other in frames[1:]:
+        out = out.unionByName(other, allowMissingColumns=True)
+    for w in dict.fromkeys(wanted or ()):  # a column no version holds reads as null, as a reader fills it
+        if w not in out.columns:
+            out = out.withColumn(w, F.lit(None))
+    return out
+
+
+def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, target: DataType | None) -> str:
+    """The Spark SQL condition that selects the rows breaking the proof."""
+    c = _quoted(columns[0]) if columns else ""
+    if proof.kind in ("not-null", "backfilled"):
+        return f"{c} IS NULL"
+    if proof.kind == "values":
+        allowed = ", ".join(_string(v) for v in proof.allowed or ())
+        return f"{c} IS NOT NULL AND CAST({c} AS STRING) NOT IN ({allowed})" if allowed else "false"
+    if proof.kind == "agree":
+        if len(columns) == 2:
+            a, b = (_quoted(x) for x in columns)
+            return f"{a} IS NOT NULL AND {b} IS NOT NULL AND NOT ({a} <=> {b})"
+        return f"NOT ({proof.column})"  # null when a side is missing: not selected
+    assert target is not None and source is not None
+    return _out_of_range(c, source, target)
+
+
+def _out_of_range(c: str, source: DataType, target: DataType) -> str:
+    """Rows whose value the narrower type cannot hold, compared exactly in the column's own
+    domain: an integer column against BIGINT literals, a decimal column against DECIMAL literals
+    of the target's shape (Spark compares decimals exactly), a floating column against DOUBLE
+    literals (every bound used is exact in double); and a value that is no integer for an
+    integer target, or that has more decimals than a decimal target keeps."""
+    bounds = range_of(target)
+    assert bounds is not None
+    low, high, scale = bounds
+    if isinstance(source, IntType):
+        return f"({c} < {low}L OR {c} > {high}L)" if isinstance(target, IntType) else \
+            f"({c} < CAST('{low}' AS {_decimal(target)}) OR {c} > CAST('{high}' AS {_decimal(target)}))"
+    if isinstance(source, FloatType):
+        top = f"{c} >= {float(high + 1)!r}D" if isinstance(target, IntType) else f"{c} > {float(high)!r}D"
+        whole = f" OR {c} <> floor({c})" if isinstance(target, IntType) else ""
+        return f"({c} < {float(low)!r}D OR {top}{whole})"
+    kept = scale or 0
+    out = f"({c} < CAST('{low}' AS {_decimal(target)}) OR {c} > CAST('{high}' AS {_decimal(target)})"
+    if isinstance(source, DecimalType) and source.scale > kept:
+        out += f" OR {c} <> CAST({c} AS DECIMAL(38, {kept}))"
+    return out + ")"
+
+
+def _decimal(target: DataType) -> str:
+    """The DECIMAL type a target's bounds are written in."""
+    if isinstance(target, DecimalType):
+        return f"DECIMAL({target.precision}, {target.scale})"
+    return "DECIMAL(20, 0)"  # every integer bound up to 2^64 - 1
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple[dict[str, Any], ...]]:
+    """GX's verdict on one condition: the number of offending rows and a sample of them."""
+    import great_expectations as gx
+    from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
+
+    context = gx.get_context(mode="ephemeral")
+    asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
+    batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": df})
+    columns = ", ".join(_quoted(c) for c in shown) or "1"
+    expectation = UnexpectedRowsExpectation(
+        unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
+    result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
+    count = int(result.result.get("observed_value") or 0)
+    rows = (result.result.get("details") or {}).get("unexpected_rows") or []
+    return count, tuple(_row(r) for r in rows[:SAMPLE])
+
+
+def _row(r: Any) -> dict[str, Any]:
+    data = r.asDict() if hasattr(r, "asDict") else dict(r)
+    return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in data.items()}
+
+
+def needed(proof: Proof, lookup: Lookup) -> list[str]:
+    """The columns a proof reads (for an expression, every name it may use is left to Spark)."""
+    if proof.kind == "agree":
+        left, sep, right = proof.column.partition("=")
+        if sep and left.strip().isidentifier() and right.strip().isidentifier() and "=" not in right:
+            return [left.strip(), right.strip()]
+        return []
+    return [lookup.name]

@@ -1,0 +1,158 @@
+"""Each proof over a scope of a table: statistics decide every file they can; the files they leave
+`unknown` are read (unless `footer_only`, or no Spark is given) and decided by the data.
+
+Per file a proof is `ok`, `bad` (with offending rows), `absent` (no such column: its rows read as
+null) or `unknown`. A proof is refuted when any file is bad (for `not-null` and `backfilled`,
+also when any file lacks the column), unknown when any file stays unknown, proven otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from schemaguard.errors import UsageError
+from schemaguard.formats.notation import parse_primitive
+from schemaguard.formats.parquet import FileFooter
+from schemaguard.lake.discover import partition_dir, spark_order_key
+from schemaguard.lake.history import date_partition_column, partition_day
+from schemaguard.lake.table import TableRead
+from schemaguard.model import DataType
+from schemaguard.proofs import SAMPLE, DecidedBy, Proof, ProofResult, Verdict
+from schemaguard.proofs.gx_spark import needed, prove_on_data
+from schemaguard.proofs.stats import FileFacts, Lookup, log_nulls, null_facts, range_facts, range_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which files a proof covers: partition values (`K=V`, all must hold) and a range of the
+    date partition (inclusive ISO dates)."""
+
+    partitions: tuple[tuple[str, str], ...] = ()
+    since: str | None = None
+    until: str | None = None
+
+
+def in_scope(table: TableRead, scope: Scope) -> tuple[list[FileFooter], tuple[str, ...]]:
+    """The read files in scope, in Spark's order, and the unreadable ones in scope."""
+    date_col = date_partition_column(table.scan.footers)
+    if (scope.since or scope.until) and date_col is None:
+        raise UsageError(f"{table.location}: --since/--until need a date partition column; this table "
+                         "has none")
+    since, until = (partition_day(v) if v else None for v in (scope.since, scope.until))
+    if (scope.since and since is None) or (scope.until and until is None):
+        raise UsageError("--since/--until take ISO dates (2024-01-31)")
+    wanted = {k.lower(): v for k, v in scope.partitions}
+
+    def kept(partition: tuple[tuple[str, str | None], ...]) -> bool:
+        values = {k.lower(): v for k, v in partition}
+        if any(values.get(k) != v for k, v in wanted.items()):
+            return False
+        if date_col is not None and (since or until):
+            day = partition_day(dict(partition).get(date_col))
+            return day is not None and not (since and day < since) and not (until and day > until)
+        return True
+
+    files = sorted((f for f in table.scan.footers if kept(f.partition)), key=lambda f: spark_order_key(f.rel))
+    bad = {u.rel for u in table.scan.unreadable}
+    unreadable = tuple(d.rel for d in table.listing.files if d.rel in bad and kept(d.partition))
+    return files, unreadable
+
+
+SparkFactory = Callable[[], "SparkSession"]
+
+
+def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope(),
+               spark: SparkFactory | None = None, footer_only: bool = False, keys: Sequence[str] = (),
+               with_values: bool = True) -> list[ProofResult]:
+    """Every proof's verdict over the files in scope; `spark` is called (Spark started) only when
+    some file needs its data read."""
+    files, unreadable = in_scope(table, scope)
+    if not files:
+        raise UsageError(f"{table.location}: no readable data file in the scope given")
+    return [_one(table, p, files, unreadable, spark, footer_only, keys, with_values) for p in proofs]
+
+
+def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],
+         spark: SparkFactory | None, footer_only: bool, keys: Sequence[str],
+         with_values: bool) -> ProofResult:
+    lookup = Lookup(proof.column)
+    target = _target(proof)
+    facts = _facts(table, proof, files, lookup, target)
+    bad = {f.rel: x for f, x in zip(files, facts, strict=True) if x.state == "bad"}
+    absent = [f.rel for f, x in zip(files, facts, strict=True) if x.state == "absent"]
+    unknown = [f for f, x in zip(files, facts, strict=True) if x.state == "unknown"]
+    sources = {x.source for x in facts if x.state != "unknown"}
+    decided_by: DecidedBy = "footer" if sources <= {"footer"} and sources else next(
+        (s for s in ("manifest", "log") if s in sources), "none")
+    count = sum(x.bad for x in bad.values()) + sum(f.rows for f, x in zip(files, facts, strict=True)
+                                                   if x.state == "absent" and _absent_refutes(proof))
+    rows_read = bytes_read = 0
+    sample: tuple[dict[str, object], ...] = ()
+    why: list[str] = []
+    if unknown and not footer_only and spark is not None:
+        source = lookup(unknown[0].footer)
+        outcome = prove_on_data(spark(), table.listing.root, proof, unknown, needed(proof, lookup), keys,
+                                with_values, source.type if source else None, target)
+        for rel, n in outcome.bad_files.items():
+            bad[rel] = FileFacts("bad", n, "data")
+        count += outcome.bad
+        rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
+        decided_by = "data"
+        unknown = []
+    elif unknown:
+        reasons = sorted({x.why for x in facts if x.state == "unknown"})
+        why.append(f"{len(unknown)} file(s) undecided by statistics ({'; '.join(reasons)})"
+                   + ("; --footer-only: no data read" if footer_only else "; no Spark to read the data"))
+    refuted = bool(bad) or (bool(absent) and _absent_refutes(proof))
+    verdict: Verdict = "refuted" if refuted else "unknown" if unknown or unreadable else "proven"
+    if absent and _absent_refutes(proof):
+        why.append(f"{len(absent)} file(s) lack the column: their rows read as null")
+    if proof.kind == "fits" and bad and decided_by != "data":
+        why.append("statistics show values out of range in these files (the count is of files; the "
+                   "rows need the data)")
+    if unreadable:
+        why.append(f"{len(unreadable)} unreadable file(s) in scope: nothing is known of their rows")
+    part = {f.rel: partition_dir(f.partition) for f in files}
+    where = sorted({part.get(rel, "") for rel in bad} | (
+        {part[rel] for rel in absent} if _absent_refutes(proof) else set()))
+    return ProofResult(
+        proof, verdict, decided_by, count, tuple(p for p in where if p),
+        tuple(sorted(bad, key=spark_order_key)[:SAMPLE]),
+        tuple([f.rel for f in unknown][:SAMPLE] + list(unreadable[:SAMPLE])),
+        tuple(absent[:SAMPLE]), rows_read, bytes_read, sample, "; ".join(why))
+
+
+def _absent_refutes(proof: Proof) -> bool:
+    """A file without the column reads as null: that breaks not-null and backfilled."""
+    return proof.kind in ("not-null", "backfilled")
+
+
+def _target(proof: Proof) -> DataType | None:
+    if proof.kind != "fits":
+        return None
+    if not proof.target:
+        raise UsageError(f"--fits {proof.column}: give the narrower type as COL:TYPE (int32, float, "
+                         "decimal(10,2))")
+    target = parse_primitive(proof.target, f"--fits {proof.column}")
+    if range_of(target) is None:
+        raise UsageError(f"--fits {proof.column}:{proof.target}: a narrower integer, float or decimal type "
+                         "is needed")
+    return target
+
+
+def _facts(table: TableRead, proof: Proof, files: list[FileFooter], lookup: Lookup,
+           target: DataType | None) -> list[FileFacts]:
+    """Each file's answer from statistics alone."""
+    if proof.kind in ("not-null", "backfilled"):
+        fallbacks = log_nulls(table)
+        return [null_facts(f, lookup(f.footer), fallbacks) for f in files]
+    if proof.kind == "fits":
+        assert target is not None
+        return [range_facts(f, lookup(f.footer), target) for f in files]
+    # values and agree: statistics cannot decide them
+    return [FileFacts("unknown", why="only the data can tell") for _ in files]

@@ -1,0 +1,206 @@
+"""Proofs about the data: what statistics decide without reading a data page (no Spark is ever
+started for them: the factory given fails if called), what they leave unknown, and what the data
+decides with Spark and Great Expectations, against values the tests wrote themselves."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schemaguard.lake.table import read
+from schemaguard.proofs import Proof, ProofResult
+from schemaguard.proofs.run import Scope, run_proofs
+
+CLI = [str(Path(sys.executable).parent / "schemaguard")]
+
+
+def no_spark() -> Any:
+    raise AssertionError("statistics decide this proof: no data may be read")
+
+
+def prove(path: Path, *proofs: Proof, scope: Scope | None = None, spark: Any = no_spark,
+          **kw: Any) -> list[ProofResult]:
+    return run_proofs(read(str(path), workers=1), proofs, scope or Scope(), spark, **kw)
+
+
+def write(path: Path, table: pa.Table, **kw: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, **kw)
+
+
+def digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics alone
+
+
+def test_not_null_proven_from_statistics_reads_no_data(tmp_path: Path) -> None:
+    write(tmp_path / "t" / "a.parquet", pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}))
+    write(tmp_path / "t" / "b.parquet", pa.table({"id": pa.array([4], pa.int64()), "v": ["d"]}))
+    [r] = prove(tmp_path / "t", Proof("not-null", "V"))  # names match as Spark's: case-insensitively
+    assert (r.verdict, r.decided_by, r.count, r.rows_read, r.bytes_read) == ("proven", "footer", 0, 0, 0)
+
+
+def test_a_null_only_in_the_second_row_group_refutes(tmp_path: Path) -> None:
+    values = ["x"] * 10 + [None] + ["y"] * 9
+    write(tmp_path / "t" / "dt=2024-01-02" / "a.parquet", pa.table({"v": values}), row_group_size=10)
+    write(tmp_path / "t" / "dt=2024-01-01" / "a.parquet", pa.table({"v": ["z"] * 5}))
+    assert pq.ParquetFile(tmp_path / "t" / "dt=2024-01-02" / "a.parquet").metadata.num_row_groups == 2
+    [r] = prove(tmp_path / "t", Proof("not-null", "v"))
+    assert (r.verdict, r.decided_by, r.count) == ("refuted", "footer", 1)
+    assert r.partitions == ("dt=2024-01-02",) and r.files == ("dt=2024-01-02/a.parquet",)
+
+
+def test_a_required_column_needs_no_statistics(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    write(tmp_path / "t" / "a.parquet", pa.table({"id": [1, 2]}, schema=schema), write_statistics=False)
+    [r] = prove(tmp_path / "t", Proof("not-null", "id"))
+    assert (r.verdict, r.decided_by) == ("proven", "footer")
+
+
+def test_files_without_statistics_stay_unknown_and_say_which(tmp_path: Path) -> None:
+    write(tmp_path / "t" / "with.parquet", pa.table({"v": [1, 2]}))
+    write(tmp_path / "t" / "without.parquet", pa.table({"v": [3, None]}), write_statistics=False)
+    stamps = pa.array([0, 1], pa.timestamp("ns"))
+    write(tmp_path / "t" / "int96.parquet", pa.table({"v": [5, 6], "ts": stamps}),
+          use_deprecated_int96_timestamps=True)
+    [nulls, ts] = prove(tmp_path / "t", Proof("not-null", "v"), Proof("not-null", "ts"), footer_only=True)
+    assert (nulls.verdict, nulls.files_unknown) == ("unknown", ("without.parquet",))
+    assert "--footer-only" in nulls.why
+    assert ts.verdict == "refuted" and ts.files_absent == ("with.parquet", "without.parquet")
+    [no_spark_given] = prove(tmp_path / "t", Proof("not-null", "v"), spark=None)
+    assert no_spark_given.verdict == "unknown" and "no Spark" in no_spark_given.why
+
+
+def test_a_partition_that_missed_the_backfill(tmp_path: Path) -> None:
+    for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        cols: dict[str, Any] = {"id": [1, 2]}
+        if day != "2024-01-02":
+            cols["region"] = ["eu", "us"]
+        write(tmp_path / "t" / f"dt={day}" / "p.parquet", pa.table(cols))
+    [r] = prove(tmp_path / "t", Proof("backfilled", "region"))
+    assert (r.verdict, r.count, r.partitions, r.files_absent) == (
+        "refuted", 2, ("dt=2024-01-02",), ("dt=2024-01-02/p.parquet",))
+    [scoped] = prove(tmp_path / "t", Proof("backfilled", "region"), scope=Scope(since="2024-01-03"))
+    assert scoped.verdict == "proven"
+    [one] = prove(tmp_path / "t", Proof("backfilled", "region"), scope=Scope((("DT", "2024-01-01"),)))
+    assert one.verdict == "proven"
+
+
+@pytest.mark.parametrize(("values", "target", "verdict"), [
+    ([-(2**31), 2**31 - 1], "int32", "proven"),
+    ([0, 2**31], "int32", "refuted"),
+    ([-(2**31) - 1, 0], "int32", "refuted"),
+    ([-(2**63), 2**63 - 1], "int64", "proven"),
+    ([0, 2**53 + 1], "int64", "proven"),
+])
+def test_fits_is_exact_at_integer_edges(tmp_path: Path, values: list[int], target: str, verdict: str) -> None:
+    write(tmp_path / "t" / "a.parquet", pa.table({"n": pa.array(values, pa.int64())}))
+    [r] = prove(tmp_path / "t", Proof("fits", "n", target=target))
+    assert (r.verdict, r.decided_by) == (verdict, "footer")
+
+
+@pytest.mark.parametrize(("top", "target", "verdict"), [
+    (10**38 - 1, "decimal(38,2)", "proven"),  # 38 nines: the largest decimal(38,2)
+    (10**38 - 1, "decimal(37,2)", "refuted"),
+    (10**37 - 1, "decimal(37,2)", "proven"),  # 37 nines: the largest decimal(37,2)
+    (10**37, "decimal(37,2)", "refuted"),  # one more
+    (1234, "decimal(10,1)", "unknown"),  # 12.34 to a smaller scale: the bounds cannot tell
+])
+def test_fits_is_exact_at_decimal_38_edges(tmp_path: Path, top: int, target: str, verdict: str) -> None:
+    # Built from strings: Decimal arithmetic (even unary minus) rounds to 28 digits.
+    values = [Decimal(f"-{top}E-2"), Decimal(f"{top}E-2")]
+    write(tmp_path / "t" / "a.parquet", pa.table({"d": pa.array(values, pa.decimal128(38, 2))}))
+    [r] = prove(tmp_path / "t", Proof("fits", "d", target=target), footer_only=True)
+    assert r.verdict == verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# The data, with Spark and Great Expectations
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Day partitions; `v` written without statistics on day 2 (one null); a dual-write with two
+    disagreeing rows; a cents-to-dollars pair; `status` gains a value on day 3."""
+    root = tmp_path_factory.mktemp("proofs") / "t"
+    for day, (nulls, status) in enumerate([(0, "new"), (1, "paid"), (0, "refunded")], start=1):
+        rows = 5
+        table = pa.table({
+            "id": pa.array([day * 10 + i for i in range(rows)], pa.int64()),
+            "v": pa.array([None if i < nulls else i for i in range(rows)], pa.int64()),
+            "old_amount": pa.array([i * 100 for i in range(rows)], pa.int64()),
+            "new_amount": pa.array([i * 100 + (1 if day == 2 and i >= 3 else 0) for i in range(rows)],
+                                   pa.int64()),
+            "cents": pa.array([i * 100 for i in range(rows)], pa.int64()),
+            "dollars": pa.array([i for i in range(rows)], pa.int64()),
+            "big": pa.array([2**40 if day == 3 and i == 0 else i for i in range(rows)], pa.int64()),
+            "status": [status] * rows,
+        })
+        write(root / f"dt=2024-01-0{day}" / "p.parquet", table, write_statistics=day != 2)
+    return root
+
+
+def test_data_decides_what_statistics_cannot(spark: Any, lake: Path) -> None:
+    before = digest(lake)
+    results = prove(lake, Proof("not-null", "v"), Proof("agree", "old_amount=new_amount"),
+                    Proof("agree", "cents = dollars * 100"),
+                    Proof("values", "status", allowed=("new", "paid")),
+                    Proof("fits", "big", target="int32"), spark=lambda: spark, keys=("id",))
+    by = {(r.proof.kind, r.proof.column): r for r in results}
+    nulls = by[("not-null", "v")]
+    assert (nulls.verdict, nulls.decided_by, nulls.count, nulls.partitions) == (
+        "refuted", "data", 1, ("dt=2024-01-02",))
+    assert nulls.rows_read == 5 and [s["id"] for s in nulls.sample] == [20]
+    pair = by[("agree", "old_amount=new_amount")]
+    assert (pair.verdict, pair.count, pair.partitions) == ("refuted", 2, ("dt=2024-01-02",))
+    assert sorted(s["id"] for s in pair.sample) == [23, 24] and pair.rows_read == 15
+    assert by[("agree", "cents = dollars * 100")].verdict == "proven"
+    status = by[("values", "status")]
+    assert (status.verdict, status.count, status.partitions) == ("refuted", 5, ("dt=2024-01-03",))
+    big = by[("fits", "big")]  # statistics refute day 3; day 2 has none, and its data fits
+    assert (big.verdict, big.partitions) == ("refuted", ("dt=2024-01-03",))
+    assert digest(lake) == before  # the audited table is unchanged, byte for byte
+
+
+def test_no_values_keeps_data_out_of_the_sample(spark: Any, lake: Path) -> None:
+    [r] = prove(lake, Proof("not-null", "v"), spark=lambda: spark, keys=("id",), with_values=False)
+    assert r.sample and all(set(s) <= {"id", "__schemaguard_file"} for s in r.sample)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_the_check_command_json_and_exit_codes(lake: Path) -> None:
+    proven = run_cli("check", str(lake), "--fits", "dollars:int32", "--format", "json")
+    assert proven.returncode == 0, proven.stderr
+    doc = json.loads(proven.stdout)
+    assert (doc["verdict"], doc["exit_code"], doc["format"]) == ("proven", 0, "parquet")
+    assert set(doc["proofs"][0]) == {
+        "proof", "column", "verdict", "decided_by", "count", "partitions", "files", "files_unknown",
+        "files_absent", "rows_read", "bytes_read", "sample", "why"}
+    unknown = run_cli("check", str(lake), "--not-null", "v", "--footer-only", "--format", "json")
+    assert unknown.returncode == 3 and json.loads(unknown.stdout)["proofs"][0]["files_unknown"] == [
+        "dt=2024-01-02/p.parquet"]
+    refuted = run_cli("check", str(lake), "--backfilled", "nope", "--footer-only")
+    assert refuted.returncode == 1 and "refuted" in refuted.stdout
+    for bad in (["--fits", "big"], ["--fits", "big:string"], [], ["--not-null", "v", "--since", "nodate"],
+                ["--not-null", "v", "--partition", "dt=2099-01-01"]):
+        done = run_cli("check", str(lake), *bad)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, (bad, done.stderr)
