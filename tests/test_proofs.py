@@ -130,6 +130,21 @@ def test_fits_is_exact_at_decimal_38_edges(tmp_path: Path, top: int, target: str
     assert r.verdict == verdict
 
 
+def test_unit_drift_from_statistics(tmp_path: Path) -> None:
+    days = [(1, 1200), (2, 1500), (3, 1300), (4, 14), (5, 16)]  # cents, then dollars from day 4
+    for day, top in days:
+        write(tmp_path / "t" / f"dt=2024-01-0{day}" / "p.parquet",
+              pa.table({"amount": pa.array([top // 2, top], pa.int64())}))
+    write(tmp_path / "steady" / "a.parquet", pa.table({"amount": pa.array([100, 200], pa.int64())}))
+    write(tmp_path / "steady" / "b.parquet", pa.table({"amount": pa.array([150, 260], pa.int64())}))
+    [drift] = prove(tmp_path / "t", Proof("unit-drift", "amount"))
+    assert (drift.verdict, drift.decided_by, drift.partitions, drift.count) == (
+        "refuted", "footer", ("dt=2024-01-04",), 2)
+    assert "drops" in drift.why
+    [steady] = prove(tmp_path / "steady", Proof("unit-drift", "amount"))
+    assert steady.verdict == "proven"
+
+
 # ---------------------------------------------------------------------------------------------
 # The data, with Spark and Great Expectations
 
@@ -137,7 +152,8 @@ def test_fits_is_exact_at_decimal_38_edges(tmp_path: Path, top: int, target: str
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Day partitions; `v` written without statistics on day 2 (one null); a dual-write with two
-    disagreeing rows; a cents-to-dollars pair; `status` gains a value on day 3."""
+    disagreeing rows; a cents-to-dollars pair; `status` gains a value on day 3; `amount` turns
+    from cents to dollars on day 3."""
     root = tmp_path_factory.mktemp("proofs") / "t"
     for day, (nulls, status) in enumerate([(0, "new"), (1, "paid"), (0, "refunded")], start=1):
         rows = 5
@@ -151,6 +167,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "dollars": pa.array([i for i in range(rows)], pa.int64()),
             "big": pa.array([2**40 if day == 3 and i == 0 else i for i in range(rows)], pa.int64()),
             "status": [status] * rows,
+            "amount": pa.array([(500 + i * 100) if day < 3 else (5 + i) for i in range(rows)], pa.int64()),
         })
         write(root / f"dt=2024-01-0{day}" / "p.parquet", table, write_statistics=day != 2)
     return root
@@ -161,7 +178,8 @@ def test_data_decides_what_statistics_cannot(spark: Any, lake: Path) -> None:
     results = prove(lake, Proof("not-null", "v"), Proof("agree", "old_amount=new_amount"),
                     Proof("agree", "cents = dollars * 100"),
                     Proof("values", "status", allowed=("new", "paid")),
-                    Proof("fits", "big", target="int32"), spark=lambda: spark, keys=("id",))
+                    Proof("fits", "big", target="int32"), Proof("unit-drift", "amount"),
+                    spark=lambda: spark, keys=("id",))
     by = {(r.proof.kind, r.proof.column): r for r in results}
     nulls = by[("not-null", "v")]
     assert (nulls.verdict, nulls.decided_by, nulls.count, nulls.partitions) == (
@@ -175,6 +193,9 @@ def test_data_decides_what_statistics_cannot(spark: Any, lake: Path) -> None:
     assert (status.verdict, status.count, status.partitions) == ("refuted", 5, ("dt=2024-01-03",))
     big = by[("fits", "big")]  # statistics refute day 3; day 2 has none, and its data fits
     assert (big.verdict, big.partitions) == ("refuted", ("dt=2024-01-03",))
+    drift = by[("unit-drift", "amount")]  # day 2 has no statistics: its magnitude comes from the data
+    assert (drift.verdict, drift.decided_by, drift.partitions) == ("refuted", "data", ("dt=2024-01-03",))
+    assert drift.sample[0]["ratio"] == pytest.approx(100)  # largest 900 cents, then 9 dollars
     assert digest(lake) == before  # the audited table is unchanged, byte for byte
 
 

@@ -263,6 +263,8 @@ def check(
                       ] = None,
     allowed: Annotated[str | None, typer.Option("--allowed", help="V1,V2,...: the values --values allows")
                        ] = None,
+    unit_drift: Annotated[list[str] | None, typer.Option("--unit-drift", help="COL: no step of ~100x in its "
+                                                         "magnitude along the table's order")] = None,
     allowed_file: Annotated[Path | None, typer.Option("--allowed-file", help="one allowed value per line")
                             ] = None,
     partition: Annotated[list[str] | None, typer.Option("--partition", help="K=V: only this partition "
@@ -290,9 +292,11 @@ def check(
     proofs = [*(Proof("not-null", c) for c in not_null or ()),
               *(Proof("backfilled", c) for c in backfilled or ()),
               *(Proof("agree", e) for e in agree or ()), *(_fits(f) for f in fits or ()),
-              *(Proof("values", c, allowed=_allowed(allowed, allowed_file)) for c in values or ())]
+              *(Proof("values", c, allowed=_allowed(allowed, allowed_file)) for c in values or ()),
+              *(Proof("unit-drift", c) for c in unit_drift or ())]
     if not proofs:
-        fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values)")
+        fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values, "
+             "--unit-drift)")
     ref = None
     if catalog is not None or catalog_uri is not None:
         from schemaguard.lake.iceberg import CatalogRef

@@ -1,6 +1,6 @@
 """Proofs about the data that no schema shows: no nulls before a column is made required, a
 backfill complete, a dual-written pair agreeing, values fitting a narrower type, a column's value
-set. Each proof ends `proven`, `refuted` (with where) or `unknown` (with why).
+set, no unit drift. Each proof ends `proven`, `refuted` (with where) or `unknown` (with why).
 
 Statistics decide first (`stats.py`: footer null counts and bounds, Delta's log statistics,
 Iceberg's manifests); only the files they leave undecided are read, with Spark, and validated
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values"]
-PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits", "values")
+ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values", "unit-drift"]
+PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits", "values", "unit-drift")
 Verdict = Literal["proven", "refuted", "unknown"]
 DecidedBy = Literal["footer", "log", "manifest", "data", "none"]
 SAMPLE = 20  # offending rows, files or values kept per proof

@@ -56,6 +56,19 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
     return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
 
 
+def extremes_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], column: str
+                     ) -> tuple[dict[str, tuple[Any, Any]], int, int]:
+    """Each file's min and max of `column` (a plain Spark aggregation: no expectation applies),
+    and the rows and bytes read."""
+    from pyspark.sql import functions as F
+
+    df = _read(spark, root, files, [column])
+    rel_of = {_uri(f.path): f.rel for f in files}
+    rows = df.groupBy(FILE_COLUMN).agg(F.min(_quoted(column)), F.max(_quoted(column))).collect()
+    return ({rel_of.get(r[0], r[0]): (r[1], r[2]) for r in rows}, sum(f.rows for f in files),
+            sum(f.size for f in files))
+
+
 def _uri(path: str) -> str:
     """A local path as Spark's `input_file_name()` spells it."""
     return path if "://" in path else f"file://{path}"
@@ -144,9 +157,11 @@ def _string(value: str) -> str:
 def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple[dict[str, Any], ...]]:
     """GX's verdict on one condition: the number of offending rows and a sample of them."""
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
 
     context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # stderr is for our own lines
     asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
     batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": df})
     columns = ", ".join(_quoted(c) for c in shown) or "1"

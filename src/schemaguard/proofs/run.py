@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from statistics import median
 from typing import TYPE_CHECKING
 
 from schemaguard.errors import UsageError
@@ -20,8 +22,17 @@ from schemaguard.lake.history import date_partition_column, partition_day
 from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType
 from schemaguard.proofs import SAMPLE, DecidedBy, Proof, ProofResult, Verdict
-from schemaguard.proofs.gx_spark import needed, prove_on_data
-from schemaguard.proofs.stats import FileFacts, Lookup, log_nulls, null_facts, range_facts, range_of
+from schemaguard.proofs.drift import THRESHOLD, largest_step
+from schemaguard.proofs.gx_spark import extremes_on_data, needed, prove_on_data
+from schemaguard.proofs.stats import (
+    FileFacts,
+    Lookup,
+    log_nulls,
+    magnitude,
+    null_facts,
+    range_facts,
+    range_of,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,6 +91,8 @@ def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope()
 def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],
          spark: SparkFactory | None, footer_only: bool, keys: Sequence[str],
          with_values: bool) -> ProofResult:
+    if proof.kind == "unit-drift":
+        return _drift(table, proof, files, unreadable, spark, footer_only)
     lookup = Lookup(proof.column)
     target = _target(proof)
     facts = _facts(table, proof, files, lookup, target)
@@ -106,8 +119,7 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
         unknown = []
     elif unknown:
         reasons = sorted({x.why for x in facts if x.state == "unknown"})
-        why.append(f"{len(unknown)} file(s) undecided by statistics ({'; '.join(reasons)})"
-                   + ("; --footer-only: no data read" if footer_only else "; no Spark to read the data"))
+        why.append(_undecided(len(unknown), f"undecided by statistics ({'; '.join(reasons)})", footer_only))
     refuted = bool(bad) or (bool(absent) and _absent_refutes(proof))
     verdict: Verdict = "refuted" if refuted else "unknown" if unknown or unreadable else "proven"
     if absent and _absent_refutes(proof):
@@ -125,6 +137,11 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
         tuple(sorted(bad, key=spark_order_key)[:SAMPLE]),
         tuple([f.rel for f in unknown][:SAMPLE] + list(unreadable[:SAMPLE])),
         tuple(absent[:SAMPLE]), rows_read, bytes_read, sample, "; ".join(why))
+
+
+def _undecided(files: int, reason: str, footer_only: bool) -> str:
+    return f"{files} file(s) {reason}" + ("; --footer-only: no data read" if footer_only
+                                           else "; no Spark to read the data")
 
 
 def _absent_refutes(proof: Proof) -> bool:
@@ -156,3 +173,56 @@ def _facts(table: TableRead, proof: Proof, files: list[FileFooter], lookup: Look
         return [range_facts(f, lookup(f.footer), target) for f in files]
     # values and agree: statistics cannot decide them
     return [FileFacts("unknown", why="only the data can tell") for _ in files]
+
+
+def _groups(table: TableRead, files: list[FileFooter]) -> list[tuple[str, list[FileFooter]]]:
+    """The table's order for drift: partition directories by their date (else as Spark lists
+    them), or, unpartitioned, each file by its time (Delta and Iceberg: commit time)."""
+    if not any(f.partition for f in files):
+        return [(f.rel, [f]) for f in sorted(files, key=lambda f: (f.mtime or 0.0, spark_order_key(f.rel)))]
+    date_col = date_partition_column(files)
+    groups: dict[str, list[FileFooter]] = {}
+    for f in files:
+        groups.setdefault(partition_dir(f.partition), []).append(f)
+
+    def key(item: tuple[str, list[FileFooter]]) -> tuple[object, ...]:
+        first = item[1][0]
+        day = partition_day(dict(first.partition).get(date_col)) if date_col else None
+        return (day.isoformat() if day else "", spark_order_key(item[0]))
+
+    return sorted(groups.items(), key=key)
+
+
+def _drift(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],
+           spark: SparkFactory | None, footer_only: bool) -> ProofResult:
+    lookup = Lookup(proof.column)
+    groups = _groups(table, files)
+    per_file = {f.rel: magnitude(f, lookup(f.footer)) for f in files}
+    unknown = [f for f in files if per_file[f.rel] is None and lookup(f.footer) is not None]
+    rows_read = bytes_read = 0
+    decided_by: DecidedBy = "footer"
+    if unknown and spark is not None and not footer_only:
+        found, rows_read, bytes_read = extremes_on_data(spark(), table.listing.root, unknown, proof.column)
+        for f in unknown:
+            low, high = found.get(f.rel, (None, None))
+            per_file[f.rel] = max((abs(Decimal(str(v))) for v in (low, high) if v is not None),
+                                  default=Decimal(0))
+        decided_by, unknown = "data", []
+    if unknown:
+        return ProofResult(proof, "unknown", decided_by, files_unknown=tuple(f.rel for f in unknown[:SAMPLE]),
+                           why=_undecided(len(unknown), "without exact bounds", footer_only))
+    names = [name for name, _ in groups]
+    sizes = [max((per_file[f.rel] or Decimal(0) for f in members), default=Decimal(0))
+             for _, members in groups]
+    step = largest_step(sizes)
+    if step is None or step.ratio < THRESHOLD:
+        why = "fewer than two groups with values" if step is None else f"largest step {step.ratio:.1f}x"
+        return ProofResult(proof, "unknown" if unreadable else "proven", decided_by, rows_read=rows_read,
+                           bytes_read=bytes_read, files_unknown=unreadable[:SAMPLE], why=why)
+    direction = "drops" if median(sizes[step.at:]) < median(sizes[:step.at]) else "rises"
+    return ProofResult(
+        proof, "refuted", decided_by, len(names) - step.at, (names[step.at],), rows_read=rows_read,
+        bytes_read=bytes_read, sample=({"at": names[step.at], "ratio": round(step.ratio, 1),
+                                        "before": str(sizes[step.at - 1]), "after": str(sizes[step.at])},),
+        why=f"the magnitude of {proof.column} {direction} about {step.ratio:.0f}x at {names[step.at]} "
+            f"(largest absolute value per group, {len(names)} groups in order)")

@@ -206,3 +206,19 @@ def range_facts(f: FileFooter, column: Column | None, target: DataType) -> FileF
     if scale is not None and isinstance(column.type, DecimalType) and column.type.scale > scale:
         return FileFacts("unknown", why="a smaller scale: the bounds cannot tell whether digits are lost")
     return FileFacts("ok", 0, "footer")
+
+
+# ---------------------------------------------------------------------------------------------
+# Magnitudes (unit drift)
+
+
+def magnitude(f: FileFooter, column: Column | None) -> Decimal | None:
+    """The largest absolute value of a file's column from its footer's bounds (None: no exact
+    bounds, or no such numeric column)."""
+    if column is None or column.leaf is None:
+        return None
+    stats = f.stats[column.leaf]
+    low, high = value_of(stats.min, column.type), value_of(stats.max, column.type)
+    if low is None or high is None or not stats.complete or stats.exact is False:
+        return None
+    return max(abs(low), abs(high))
