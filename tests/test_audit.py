@@ -14,9 +14,9 @@ import pytest
 
 from schemaguard.audit import AuditError, run_audit
 from schemaguard.checks.finding import Finding
-from schemaguard.checks.run import AuditRun
 from schemaguard.config import AuditConfig, load_config
 from schemaguard.demo import build_demo_lake
+from schemaguard.proofs.outcome import AuditRun
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

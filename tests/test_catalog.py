@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from schemaguard.audit import run_audit
-from schemaguard.checks.run import AuditRun
 from schemaguard.config import CatalogConfig, load_config
 from schemaguard.demo import build_demo_lake
+from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report import catalog as report
 
 CHILD = Path(__file__).with_name("catalog_writer_child.py")

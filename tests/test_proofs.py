@@ -208,6 +208,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.spark  # the command starts Spark in its own process for the day without statistics
 def test_the_check_command_json_and_exit_codes(lake: Path) -> None:
     proven = run_cli("check", str(lake), "--fits", "dollars:int32", "--format", "json")
     assert proven.returncode == 0, proven.stderr
@@ -225,3 +226,29 @@ def test_the_check_command_json_and_exit_codes(lake: Path) -> None:
                 ["--not-null", "v", "--partition", "dt=2099-01-01"]):
         done = run_cli("check", str(lake), *bad)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, (bad, done.stderr)
+
+
+def test_the_audit_proves_what_the_configuration_asks(tmp_path: Path) -> None:
+    from schemaguard.audit import run_audit
+    from schemaguard.config import ConfigError, load_config
+
+    for day in ("2024-01-01", "2024-01-02"):
+        cols: dict[str, Any] = {"id": pa.array([1, 2], pa.int64()), "qty": pa.array([1, 2**40], pa.int64())}
+        if day == "2024-01-02":
+            cols["region"] = ["eu", None]
+        write(tmp_path / "t" / f"dt={day}" / "p.parquet", pa.table(cols))
+    conf = tmp_path / "schemaguard.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\nname = "t"\npath = "t"\n'
+                    'not_null = ["id", "region"]\nbackfilled = ["region"]\n'
+                    'fits = ["qty:int32", "id:int32"]\n')
+    run = run_audit(load_config(conf))
+    [table] = run.tables
+    assert [(p.proof.kind, p.proof.column, p.verdict) for p in table.proofs] == [
+        ("not-null", "id", "proven"), ("not-null", "region", "refuted"), ("backfilled", "region", "refuted"),
+        ("fits", "qty", "refuted"), ("fits", "id", "proven")]
+    codes = sorted(f.code for f in table.findings if f.code in (
+        "NULLS_BLOCK_TIGHTENING", "BACKFILL_INCOMPLETE", "VALUE_OUT_OF_RANGE"))
+    assert codes == ["BACKFILL_INCOMPLETE", "NULLS_BLOCK_TIGHTENING", "VALUE_OUT_OF_RANGE"]
+    conf.write_text(conf.read_text().replace('"qty:int32"', '"qty"'))
+    with pytest.raises(ConfigError, match="COL:TYPE"):
+        load_config(conf)

@@ -27,9 +27,9 @@ from rich.console import Console
 
 from schemaguard.audit import run_audit
 from schemaguard.checks.finding import Finding
-from schemaguard.checks.run import AuditRun
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
+from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report import folder as report_folder
 from schemaguard.report import html as html_report
 from schemaguard.report import json as json_report

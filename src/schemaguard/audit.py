@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from schemaguard.checks import CheckOptions, run_checks
 from schemaguard.checks.compat import table_options
 from schemaguard.checks.finding import by_severity
-from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.checks.summary import summarize
 from schemaguard.checks.waivers import waive, waiver_findings
 from schemaguard.config import AuditConfig, TableConfig
@@ -29,6 +28,10 @@ from schemaguard.lake.discover import DiscoveryError, Listing, discover
 from schemaguard.lake.iceberg import CatalogRef
 from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
+from schemaguard.proofs import ProofResult
+from schemaguard.proofs.findings import proof_finding
+from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.run import run_proofs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -127,10 +130,30 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
                         how=target.how)
     source, current = _current_schema(target, read)
     options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
-    found = [replace(f, table=table.name) for f in run_checks(read, options)]
+    proved = _proofs(table, read, spark)
+    found = [replace(f, table=table.name) for f in [
+        *run_checks(read, options), *(p for p in map(proof_finding, proved) if p is not None)]]
     return TableAudit(table.name, target.listing.root, summarize(table.name, read), source,
                       current or Schema(()), table.profiles, table.mode,
-                      tuple(by_severity(waive(found, config.waivers))))
+                      tuple(by_severity(waive(found, config.waivers))), proved)
+
+
+def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> tuple[ProofResult, ...]:
+    """The table's configured proofs; Spark is started only when some file needs its data read.
+    A table with nothing in scope proves nothing: each proof is unknown."""
+    if not table.proofs:
+        return ()
+
+    def session() -> SparkSession:
+        from schemaguard.spark import get_spark
+
+        return spark or get_spark("schemaguard-audit")
+
+    try:
+        return tuple(run_proofs(read, table.proofs, spark=session, keys=table.keys,
+                                sensitive=table.sensitive))
+    except UsageError as e:
+        return tuple(ProofResult(p, "unknown", "none", why=str(e)) for p in table.proofs)
 
 
 def _current_schema(target: _Target, read: TableRead) -> tuple[str, Schema | None]:

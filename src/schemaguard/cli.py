@@ -306,10 +306,17 @@ def check(
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
     def spark() -> Any:
-        from schemaguard.spark import get_spark
+        from schemaguard.errors import first_line
+        from schemaguard.spark import SparkSetupError, get_spark
 
         _status("reading the files statistics cannot decide, with Spark")
-        return get_spark("schemaguard-check")
+        try:
+            return get_spark("schemaguard-check")
+        except SparkSetupError:
+            raise
+        except Exception as e:  # the JVM did not start: say so in one line (--footer-only needs none)
+            raise SparkSetupError(f"Spark did not start ({first_line(e)}); --footer-only decides from "
+                                  "statistics alone") from None
 
     results = run_proofs(table, proofs, scope, spark, footer_only, key or (), not no_values)
     report = checking.CheckReport(path, table.table_format, scope, tuple(results))

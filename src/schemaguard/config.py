@@ -17,7 +17,9 @@ from typing import Any, get_args, get_type_hints
 from schemaguard.base import Options
 from schemaguard.checks.finding import FailLevel, Waiver
 from schemaguard.errors import UsageError
+from schemaguard.formats.notation import parse_primitive
 from schemaguard.model import Identity
+from schemaguard.proofs import Proof, ProofKind
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES
 
@@ -46,6 +48,9 @@ class TableConfig:
     # holds the table, read without Spark; without them the table is the Spark session catalog's.
     iceberg_catalog: str | None = None
     iceberg_catalog_uri: str | None = None
+    proofs: tuple[Proof, ...] = ()  # proved on every audit; results become findings and `proofs` rows
+    keys: tuple[str, ...] = ()  # key columns shown with offending rows
+    sensitive: tuple[str, ...] = ()  # columns whose values never appear in any output
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,11 @@ _AUDIT_KEYS = {"mode": str, "profiles": list, "identity": str, "fail_level": str
                "report_dir": str, "formats": list}
 _TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "iceberg_catalog": str,
                "iceberg_catalog_uri": str, "schema": str, "profiles": list,
-               "mode": str, "options": dict}
+               "mode": str, "options": dict,
+               # proofs about the data (proofs/): columns, expressions, COL:TYPE, value sets
+               "not_null": list, "backfilled": list, "agree": list, "fits": list, "unit_drift": list,
+               "values": list, "keys": list, "sensitive": list}
+_VALUES_KEYS = {"column": str, "allowed": list}
 _CATALOG_KEYS = {"enabled": bool, "catalog": str, "database": str, "file_footers": bool}
 _WAIVER_KEYS = {"key": str, "owner": str, "reason": str, "expires": object}  # a date, quoted or not
 _SECTIONS = {"audit": dict, "options": dict, "catalog": dict, "spark": dict, "tables": list, "waivers": list}
@@ -213,7 +222,44 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
         options=table_options,
         iceberg_catalog=iceberg,
         iceberg_catalog_uri=t.get("iceberg_catalog_uri"),
+        proofs=_proofs(t, where),
+        keys=_strings(t.get("keys", []), f"{where} keys"),
+        sensitive=_strings(t.get("sensitive", []), f"{where} sensitive"),
     )
+
+
+def _strings(value: list[Any], where: str) -> tuple[str, ...]:
+    if not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _proofs(t: dict[str, Any], where: str) -> tuple[Proof, ...]:
+    """The table's proofs: `not_null`, `backfilled`, `unit_drift` (columns), `agree` (A=B or a Spark
+    SQL expression), `fits` (COL:TYPE), `[[tables.values]]` (column, allowed)."""
+    kinds: tuple[tuple[str, ProofKind], ...] = (
+        ("not_null", "not-null"), ("backfilled", "backfilled"), ("agree", "agree"),
+        ("unit_drift", "unit-drift"))
+    out = [Proof(kind, c) for key, kind in kinds for c in _strings(t.get(key, []), f"{where} {key}")]
+    for text in _strings(t.get("fits", []), f"{where} fits"):
+        column, sep, target = text.partition(":")
+        if not sep or not column or not target:
+            raise ConfigError(f"{where} fits: {text!r} is not COL:TYPE (amount:decimal(10,2))")
+        try:
+            parse_primitive(target, f"{where} fits {text}")
+        except UsageError as e:
+            raise ConfigError(str(e)) from None
+        out.append(Proof("fits", column, target=target))
+    for i, v in enumerate(t.get("values", [])):
+        here = f"{where} values[{i}]"
+        if not isinstance(v, dict):
+            raise ConfigError(f"{here}: must be a table with column and allowed")
+        _keys(v, _VALUES_KEYS, here)
+        if "column" not in v:
+            raise ConfigError(f"{here}: column is required")
+        allowed = tuple(str(a) for a in v["allowed"]) if "allowed" in v else None
+        out.append(Proof("values", v["column"], allowed=allowed))
+    return tuple(out)
 
 
 def _outside_tables(report_dir: Path, tables: tuple[TableConfig, ...], where: str) -> None:

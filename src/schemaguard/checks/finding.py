@@ -35,6 +35,7 @@ _PS, _CR = "parquet-and-spark.md", "compat-rules.md"
 _ID_REF = (f"{_CR} §3 Identity (by field id), §4 Column mapping (id mode; new columns get new ids), "
            "'What none of them checks' (name or id reuse)")
 _CONFIG = "conf/schemaguard.toml [[waivers]]"
+_PROOF = "conf/schemaguard.toml [[tables]] proofs; proofs/ (statistics, then Great Expectations on Spark)"
 CODES: dict[str, Code] = {c.code: c for c in (
     Code("UNREADABLE_FILE", "error", "A file Spark lists as data cannot be read as Parquet",
          f"{_PS} §2.6 (bad-file cases), §0.7"),
@@ -86,6 +87,18 @@ CODES: dict[str, Code] = {c.code: c for c in (
          "current schema read over files still live in the snapshot",
          f"{_CR} §3 CheckCompatibility, TypeUtil.isPromotionAllowed, spec 'Schema Evolution', "
          "'Default values'"),
+    Code("NULLS_BLOCK_TIGHTENING", "error", "A column the configuration says is not null holds nulls, or "
+         "files without it: making it required breaks their reads",
+         f"{_PROOF}; {_CR} §3, §4 (optional -> required)"),
+    Code("BACKFILL_INCOMPLETE", "error", "Files or rows in scope still lack a backfilled column", _PROOF),
+    Code("DUAL_WRITE_DISAGREES", "error", "Dual-written columns disagree where both are written", _PROOF),
+    Code("VALUE_OUT_OF_RANGE", "error", "Values that do not fit the narrower type the configuration names",
+         f"{_PROOF}; exact comparison (decimals, 64-bit integers)"),
+    Code("ENUM_VALUE_UNEXPECTED", "warning", "Values outside the allowed set", _PROOF),
+    Code("UNIT_DRIFT_SUSPECTED", "warning", "A column's magnitude steps by ~100x along the table's order "
+         "while its type stays the same", f"{_PROOF} (proofs/drift.py)"),
+    Code("PROOF_UNKNOWN", "warning", "A configured proof that neither statistics nor the data could "
+         "decide (files without statistics and no data read, unreadable files)", _PROOF),
     Code("WAIVER_EXPIRED", "warning", "A waiver in the configuration has expired", _CONFIG),
     Code("WAIVER_UNMATCHED", "info", "A waiver in the configuration matches no finding", _CONFIG),
 )}

@@ -79,13 +79,16 @@ SparkFactory = Callable[[], "SparkSession"]
 
 def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope(),
                spark: SparkFactory | None = None, footer_only: bool = False, keys: Sequence[str] = (),
-               with_values: bool = True) -> list[ProofResult]:
+               with_values: bool = True, sensitive: Sequence[str] = ()) -> list[ProofResult]:
     """Every proof's verdict over the files in scope; `spark` is called (Spark started) only when
-    some file needs its data read."""
+    some file needs its data read. Values appear in samples only `with_values`, and never for a
+    proof that names a `sensitive` column."""
     files, unreadable = in_scope(table, scope)
     if not files:
         raise UsageError(f"{table.location}: no readable data file in the scope given")
-    return [_one(table, p, files, unreadable, spark, footer_only, keys, with_values) for p in proofs]
+    hidden = [c.lower() for c in sensitive]
+    return [_one(table, p, files, unreadable, spark, footer_only, keys,
+                 with_values and not any(c in p.column.lower() for c in hidden)) for p in proofs]
 
 
 def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],

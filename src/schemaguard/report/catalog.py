@@ -1,16 +1,18 @@
 """The audit report as Delta tables in the catalog: `runs`, `findings`, `schema_versions`,
-`file_footers`, managed tables in one database (`schemaguard` by default) of the session's catalog.
+`file_footers`, `proofs`, managed tables in one database (`schemaguard` by default) of the
+session's catalog.
 
 Idempotent: every table is written with one MERGE keyed by the run (`runs`: run_id; `findings`:
 run_id, finding_key; `schema_versions`: run_id, table_name, version; `file_footers`:
-run_id, table_name, path). Matched rows are updated, new ones inserted, and rows of *this* run that
-the source no longer holds are deleted (`whenNotMatchedBySourceDelete` restricted to the run id),
-so writing a run again, as a scheduler's retry with its own run id does, replaces that run's rows
-and never duplicates them; other runs' rows are never touched.
+run_id, table_name, path; `proofs`: run_id, table_name, proof, column_name). Matched rows are
+updated, new ones inserted, and rows of *this* run that the source no longer holds are deleted
+(`whenNotMatchedBySourceDelete` restricted to the run id), so writing a run again, as a
+scheduler's retry with its own run id does, replaces that run's rows and never duplicates them;
+other runs' rows are never touched.
 
 Crash safety: a run is complete iff its `runs` row exists. The child tables (`findings`,
 `schema_versions`, `file_footers`) are written first and the `runs` row last, each table in one
-atomic Delta commit. A run that dies part way leaves child rows without a `runs` row, never a
+atomic Delta commit (`proofs` too). A run that dies part way leaves child rows without a `runs` row, never a
 `runs` row without its children; whoever reads through `runs` (`findings_query`, the query the
 CLI prints, joins findings to the latest run in `runs`) never sees a partial run. Rerunning the
 same run id replaces those orphaned child rows. Orphans of a run id that is never retried stay
@@ -38,22 +40,24 @@ from typing import TYPE_CHECKING, Any
 
 from schemaguard import version
 from schemaguard.checks.finding import Finding
-from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.config import NAME, CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
+from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.report.check import proof_json
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-TABLES = ("runs", "findings", "schema_versions", "file_footers")
+TABLES = ("runs", "findings", "schema_versions", "file_footers", "proofs")
 # Each table's key: a rerun of a run matches its rows on these columns.
 KEYS: dict[str, tuple[str, ...]] = {
     "runs": ("run_id",),
     "findings": ("run_id", "finding_key"),
     "schema_versions": ("run_id", "table_name", "version"),
     "file_footers": ("run_id", "table_name", "path"),
+    "proofs": ("run_id", "table_name", "proof", "column_name"),
 }
 # Delta's commit conflicts that a retry of the same MERGE resolves (io.delta.exceptions.*).
 CONFLICTS = frozenset({
@@ -149,6 +153,11 @@ def schemas() -> dict[str, StructType]:
             ("size", b), ("mtime", ts), ("rows", b), ("row_groups", i), ("created_by", s),
             ("version", i), ("fingerprint", s), ("status", s, False), ("reason", s),
             ("referenced", flag), ("log_schema", b)),
+        "proofs": struct(
+            ("run_id", s, False), ("table_name", s, False), ("proof", s, False),
+            ("column_name", s, False), ("verdict", s, False), ("decided_by", s), ("count", b),
+            ("partitions", strings), ("files", strings), ("files_unknown", strings),
+            ("files_absent", strings), ("rows_read", b), ("bytes_read", b), ("sample_json", s), ("why", s)),
     }
 
 
@@ -219,6 +228,23 @@ def _table_version(t: TableAudit) -> int | None:
     if table.delta is not None:
         return table.delta.version
     return table.iceberg.snapshot_id if table.iceberg is not None else None
+
+
+def proof_rows(run: AuditRun) -> list[dict[str, Any]]:
+    """One row per configured proof and table: its verdict, where, and what it read."""
+    rows = []
+    for t in run.tables:
+        for p in t.proofs:
+            doc = proof_json(p)
+            sample = json.dumps(list(p.sample), default=str, ensure_ascii=False) if p.sample else None
+            rows.append({
+                "run_id": run.run_id, "table_name": t.name, "proof": doc["proof"],
+                "column_name": doc["column"], "verdict": p.verdict, "decided_by": p.decided_by,
+                "count": p.count, "partitions": list(p.partitions), "files": list(p.files),
+                "files_unknown": list(p.files_unknown), "files_absent": list(p.files_absent),
+                "rows_read": p.rows_read, "bytes_read": p.bytes_read, "sample_json": sample,
+                "why": p.why or None})
+    return rows
 
 
 def footer_rows(run: AuditRun) -> list[dict[str, Any]]:
@@ -317,7 +343,7 @@ def write_run(spark: SparkSession, run: AuditRun, catalog: CatalogConfig, config
     """
     ensure_tables(spark, catalog)
     parts: list[tuple[str, Callable[[AuditRun], list[dict[str, Any]]]]] = [
-        ("findings", finding_rows), ("schema_versions", version_rows)]
+        ("findings", finding_rows), ("schema_versions", version_rows), ("proofs", proof_rows)]
     if catalog.file_footers:
         parts.append(("file_footers", footer_rows))
     for table, rows in parts:

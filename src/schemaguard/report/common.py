@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 from schemaguard.base import SEVERITIES, Severity
 from schemaguard.checks.finding import Finding, by_severity
-from schemaguard.checks.run import AuditRun, TableAudit
+from schemaguard.proofs.outcome import AuditRun, TableAudit
 
 
 def verdict(run: AuditRun) -> str:
@@ -85,7 +85,15 @@ def table_facts(table: TableAudit) -> list[tuple[str, str]]:
         ("schema versions", f"{counts.versions} (oldest first by {ordered_by(table)})"),
         ("current schema", table.current_source),
         ("readers", f"{', '.join(table.profiles)}; mode {table.mode}"),
+        *([("proofs", _proofs_line(table))] if table.proofs else []),
     ]
+
+
+def _proofs_line(table: TableAudit) -> str:
+    verdicts = Counter(p.verdict for p in table.proofs)
+    read = sum(p.rows_read for p in table.proofs)
+    return (", ".join(f"{verdicts[v]} {v}" for v in ("proven", "refuted", "unknown") if verdicts[v])
+            + (f"; {read:,} rows read" if read else "; from statistics, no data read"))
 
 
 def ordered_by(table: TableAudit) -> str:

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from schemaguard.checks.run import AuditRun
+from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report.html import to_html
 from schemaguard.report.json import to_json
 from schemaguard.report.junit import to_junit

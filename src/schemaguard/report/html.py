@@ -17,10 +17,10 @@ from importlib import resources
 from typing import Any
 
 from schemaguard.checks.finding import Finding
-from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.checks.summary import VersionSummary
 from schemaguard.formats.notation import describe
 from schemaguard.model import leaves
+from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.common import (
     duration,
     headline,

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from schemaguard.checks.finding import SAMPLE, Finding, finding_doc
-from schemaguard.checks.run import AuditRun
 from schemaguard.formats.notation import schema_to_notation
+from schemaguard.proofs.outcome import AuditRun
+from schemaguard.report.check import proof_json
 from schemaguard.report.common import today, verdict
 from schemaguard.report.scan import scan_json
 
@@ -44,6 +45,7 @@ def to_json(run: AuditRun) -> dict[str, Any]:
                 "verdict": "FAIL" if run.table_failing(t) else "PASS",
                 "scan": scan_json(t.summary, t.findings, MAX_FILES),
                 "findings": [finding_json(run, f) for f in t.findings],
+                "proofs": [proof_json(p) for p in t.proofs],
             }
             for t in run.tables
         ],

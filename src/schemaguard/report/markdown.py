@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 
 from schemaguard.checks.finding import Finding
-from schemaguard.checks.run import AuditRun, TableAudit
 from schemaguard.checks.summary import VersionSummary
+from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.common import (
     duration,
     headline,

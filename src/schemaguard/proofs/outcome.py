@@ -1,4 +1,4 @@
-"""One audit run: per table what was read and found, and the verdict of the run as a whole.
+"""One audit run: per table what was read, found and proved, and the verdict of the run as a whole.
 
 Everything the renderers and the catalog writer need is here, computed once by the audit; they
 only format it.
@@ -13,6 +13,7 @@ from schemaguard.base import SEVERITIES
 from schemaguard.checks.finding import FailLevel, Finding, fails
 from schemaguard.checks.summary import TableSummary
 from schemaguard.model import Schema
+from schemaguard.proofs import ProofResult
 from schemaguard.rules.modes import Mode
 
 
@@ -26,6 +27,7 @@ class TableAudit:
     profiles: tuple[str, ...]
     mode: Mode
     findings: tuple[Finding, ...]  # table set, waivers applied; most severe first
+    proofs: tuple[ProofResult, ...] = ()  # the configured proofs' results, in configuration order
 
 
 @dataclass(frozen=True)

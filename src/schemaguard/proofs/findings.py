@@ -1,0 +1,33 @@
+"""Proof results as audit findings: a refuted proof is the finding its kind names, an unknown one
+is `PROOF_UNKNOWN` (the audit could not prove what the configuration asks it to), a proven one
+is no finding (its row in the catalog's `proofs` table says it held)."""
+
+from __future__ import annotations
+
+from schemaguard.checks.finding import CODES, Finding, cited
+from schemaguard.proofs import ProofKind, ProofResult
+
+REFUTED: dict[ProofKind, str] = {
+    "not-null": "NULLS_BLOCK_TIGHTENING",
+    "backfilled": "BACKFILL_INCOMPLETE",
+    "agree": "DUAL_WRITE_DISAGREES",
+    "fits": "VALUE_OUT_OF_RANGE",
+    "values": "ENUM_VALUE_UNEXPECTED",
+    "unit-drift": "UNIT_DRIFT_SUSPECTED",
+}
+
+
+def proof_finding(r: ProofResult) -> Finding | None:
+    """The finding a proof's result makes (None: proven)."""
+    if r.verdict == "proven":
+        return None
+    code = REFUTED[r.proof.kind] if r.verdict == "refuted" else "PROOF_UNKNOWN"
+    what = r.proof.column if r.proof.target is None else f"{r.proof.column}:{r.proof.target}"
+    message = (f"{r.proof.kind} {what}: {r.verdict}" + (f" ({r.count:,} offending)" if r.count else "")
+               + (f": {r.why}" if r.why else ""))
+    files = tuple(dict.fromkeys((*r.files, *r.files_absent, *r.files_unknown)))
+    evidence = [("decided by", r.decided_by), ("rows read", f"{r.rows_read:,}"),
+                *((k, str(v)) for row in r.sample[:3] for k, v in row.items())]
+    return Finding(code, CODES[code].severity, message, len(files), files, r.proof.column,
+                   rule=cited(code), subject=f"{r.proof.kind}:{what}", partitions=r.partitions,
+                   partition_count=len(r.partitions), evidence=tuple(evidence))
