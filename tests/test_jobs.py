@@ -89,3 +89,32 @@ def test_lake_audit_under_spark_submit(work: Path) -> None:
     assert done.returncode == 1, done.stderr[-3000:]
     assert "SPARK_MERGE_CONFLICT" in done.stdout and "catalog: run submitted-1" in done.stdout
     assert (work / "warehouse" / "submitted.db" / "findings" / "_delta_log").is_dir()
+
+
+def test_migration_check_runs_the_tables_proofs(tmp_path: Path) -> None:
+    """Before making `region` required: the proof that no nulls exist runs with the check, from
+    the footers' statistics (no Spark), and its refutation fails the migration."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "t").mkdir()
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "region": ["eu", "us"]}),
+                   tmp_path / "t" / "a.parquet")
+    target = tmp_path / "target.json"
+    target.write_text(json.dumps({"fields": [{"name": "id", "type": "int64", "nullable": True},
+                                             {"name": "region", "type": "string", "nullable": False}]}))
+    conf = tmp_path / "m.toml"
+    conf.write_text('[audit]\nmode = "BACKWARD_TRANSITIVE"\nprofiles = ["spark-read"]\n'
+                    'report_dir = "reports"\n[catalog]\nenabled = false\n'
+                    '[[tables]]\nname = "t"\npath = "t"\nnot_null = ["region"]\n')
+    args = ("--conf", str(conf), "--table", "t", "--schema", str(target), "--format", "json")
+    done = python_job("migration_check.py", *args)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert json.loads(done.stdout)["tables"][0]["proofs"][0]["verdict"] == "proven"
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "region": pa.array([None], pa.string())}),
+                   tmp_path / "t" / "b.parquet")
+    done = python_job("migration_check.py", *args)
+    assert done.returncode == 1
+    doc = json.loads(done.stdout)
+    assert doc["tables"][0]["proofs"][0]["verdict"] == "refuted"
+    assert "NULLS_BLOCK_TIGHTENING" in {f["code"] for f in doc["tables"][0]["findings"]}

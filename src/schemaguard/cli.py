@@ -360,11 +360,14 @@ def audit(
     schema: Annotated[str | None, typer.Option(
         "--schema", help="check the lake against this schema instead of the current one (one table)")] = None,
     catalog: Annotated[bool, typer.Option(help="write the report into the catalog (Delta tables)")] = True,
+    proofs_exit: Annotated[bool, typer.Option(
+        "--proofs-exit", help="exit 3 when a configured proof stays unknown and nothing fails (as check)")
+    ] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit every configured table: versions on disk against the current schema, drift, unreadable
-    files. Reports land in the report folder and the catalog. Exit 1 if a finding at or above the
-    fail level is not waived."""
+    files, the configured proofs. Reports land in the report folder and the catalog. Exit 1 if a
+    finding at or above the fail level is not waived."""
     from schemaguard import audit as auditing
     from schemaguard.config import load_config
     from schemaguard.report import folder, scan, terminal
@@ -397,7 +400,8 @@ def audit(
             typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
                        f"read it back with `schemaguard findings --conf {conf}` or in Spark SQL:")
             typer.echo(catalog_tables.findings_query(config.catalog))
-    raise typer.Exit(run.exit_code)
+    unknown = any(p.verdict == "unknown" for t in run.tables for p in t.proofs)
+    raise typer.Exit(3 if proofs_exit and run.exit_code == 0 and unknown else run.exit_code)
 
 
 @app.command()
