@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
 
@@ -305,6 +305,7 @@ def check(
     table = _read_table(path, output, how=ReadOptions(version=version), catalog=ref)
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
+    @cache  # one session, one status line, however many proofs need the data
     def spark() -> Any:
         from schemaguard.errors import first_line
         from schemaguard.spark import SparkSetupError, get_spark

@@ -51,8 +51,8 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
         rel_of = {_uri(f.path): f.rel for f in files}
         for row in df.where(bad).groupBy(FILE_COLUMN).count().collect():
             by_file[rel_of.get(row[0], row[0])] = int(row[1])
-        sample = tuple({**r, FILE_COLUMN: rel_of.get(str(r.get(FILE_COLUMN)), r.get(FILE_COLUMN))}
-                       for r in sample)
+        sample = tuple({"file": rel_of.get(str(r.get(FILE_COLUMN)), r.get(FILE_COLUMN)),
+                        **{k: v for k, v in r.items() if k != FILE_COLUMN}} for r in sample)
     return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
 
 

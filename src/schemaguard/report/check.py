@@ -73,7 +73,8 @@ def check_text(report: CheckReport) -> None:
                       f"{r.count:,}", where, f"{r.rows_read:,} rows" if r.rows_read else "no data")
     out.print(table)
     for r in report.results:
-        if r.why:
-            out.print(f"{r.proof.kind} {proof_json(r)['column']}: {r.why}", soft_wrap=True)
+        if r.why or r.sample:
+            head = f"{r.proof.kind} {proof_json(r)['column']}: {r.why or r.verdict}"
+            out.print(head, soft_wrap=True, markup=False)
         for row in r.sample[:5]:
-            out.print(f"  e.g. {row}", soft_wrap=True)
+            out.print(f"  e.g. {row}", soft_wrap=True, markup=False)
