@@ -252,3 +252,30 @@ def test_the_audit_proves_what_the_configuration_asks(tmp_path: Path) -> None:
     conf.write_text(conf.read_text().replace('"qty:int32"', '"qty"'))
     with pytest.raises(ConfigError, match="COL:TYPE"):
         load_config(conf)
+
+
+def test_delta_log_statistics_decide_where_the_footer_has_none(spark: Any, tmp_path: Path) -> None:
+    """Another engine's Delta table: data files written without Parquet statistics, their null
+    counts only in the log's `stats` (as the protocol allows). The proof reads them from the log,
+    reads no data, and agrees with what delta-spark reads."""
+    path = tmp_path / "d"
+    (path / "_delta_log").mkdir(parents=True)
+    files = {"a.parquet": [1, 2, None], "b.parquet": [4, 5, 6]}
+    schema = {"type": "struct", "fields": [{"name": "v", "type": "long", "nullable": True, "metadata": {}}]}
+    actions: list[dict[str, Any]] = [
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+        {"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+                      "schemaString": json.dumps(schema), "partitionColumns": [], "configuration": {},
+                      "createdTime": 1}}]
+    for name, values in files.items():
+        pq.write_table(pa.table({"v": pa.array(values, pa.int64())}), path / name, write_statistics=False)
+        stats = {"numRecords": len(values), "nullCount": {"v": values.count(None)}}
+        actions.append({"add": {"path": name, "partitionValues": {}, "size": (path / name).stat().st_size,
+                                "modificationTime": 1, "dataChange": True, "stats": json.dumps(stats)}})
+    (path / "_delta_log" / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    engine_nulls = spark.read.format("delta").load(str(path)).where("v IS NULL").count()
+    [r] = prove(path, Proof("not-null", "v"))
+    assert (r.verdict, r.decided_by, r.count, r.files, r.rows_read) == (
+        "refuted", "log", engine_nulls, ("a.parquet",), 0)
+    [footer] = run_proofs(read(str(path), workers=1), [Proof("not-null", "v")], footer_only=True)
+    assert footer.decided_by == "log"  # the log is statistics too: --footer-only uses it
