@@ -661,6 +661,65 @@ def print_delta(r: DeltaResult) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Proofs: statistics alone, and the data path on a tenth of the files
+
+
+@dataclass(frozen=True, slots=True)
+class ProofsResult:
+    files: int
+    stats: Timing  # the not-null proof over a read table, from the footers' statistics
+    verdict: str
+    data_files: int
+    data: Timing  # the data path (Spark + Great Expectations) on a tenth of the files
+    data_rows: int
+
+
+def time_proofs(table: Path, repeat: int) -> ProofsResult:
+    from schemaguard.lake.table import read
+    from schemaguard.proofs import Proof
+    from schemaguard.proofs.gx_spark import prove_on_data
+    from schemaguard.proofs.run import run_proofs
+
+    read_table = read(str(table))
+    proof = Proof("not-null", "user")
+
+    def no_spark() -> Any:
+        raise AssertionError("statistics decide not-null here: no data may be read")
+
+    log("timing the not-null proof from statistics alone ...")
+    runs = tuple(wall(lambda: run_proofs(read_table, [proof], spark=no_spark))[0] for _ in range(repeat))
+    [result] = run_proofs(read_table, [proof], spark=no_spark)
+    footers = sorted(read_table.scan.footers, key=lambda f: f.rel)
+    tenth = footers[:: 10]
+    home = tempfile.mkdtemp(prefix="schemaguard-bench-")
+    os.environ["SCHEMAGUARD_HOME"] = home
+    try:
+        from schemaguard.spark import get_spark
+
+        spark = get_spark("bench-proofs")
+        log(f"timing the not-null proof's data path on {len(tenth):,} files (Spark + Great Expectations) ...")
+
+        def on_data() -> object:
+            return prove_on_data(spark, read_table.listing.root, proof, tenth, ["user"], (), False)
+
+        wall(on_data)  # warm-up: the first validation pays GX's and the JVM's start
+        data_runs = tuple(wall(on_data)[0] for _ in range(repeat))
+        rows = sum(f.rows for f in tenth)
+        spark.stop()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return ProofsResult(len(footers), Timing("not-null from statistics", runs, len(footers)), result.verdict,
+                        len(tenth), Timing("not-null on the data (Spark + GX)", data_runs, len(tenth)), rows)
+
+
+def print_proofs(r: ProofsResult) -> None:
+    log(f"\n=== proofs on the {r.files:,}-file table (in-process, after the table is read, best of runs) ===")
+    print_table([r.stats, r.data])
+    log(f"  from statistics: {r.verdict}, no data page read; the data path read {r.data_rows:,} rows "
+        f"of {r.data_files:,} files")
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def positive(text: str) -> int:
@@ -682,6 +741,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="files of the many-files table; 0 skips it (default 100000)")
     parser.add_argument("--delta", type=int, default=10_000,
                         help="files of the Delta table (written by delta-rs); 0 skips it (default 10000)")
+    parser.add_argument("--proofs", type=int, default=1,
+                        help="time the proofs (statistics; the data path on a tenth of the files); 0 skips")
     return parser.parse_args(argv)
 
 
@@ -714,6 +775,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print_scale(scale, processes, help_time(repeat))
     if args.delta:
         print_delta(time_delta(args.delta, repeat))
+    if args.proofs:
+        print_proofs(time_proofs(table, repeat))
 
 
 if __name__ == "__main__":
