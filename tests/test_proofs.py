@@ -279,3 +279,34 @@ def test_delta_log_statistics_decide_where_the_footer_has_none(spark: Any, tmp_p
         "refuted", "log", engine_nulls, ("a.parquet",), 0)
     [footer] = run_proofs(read(str(path), workers=1), [Proof("not-null", "v")], footer_only=True)
     assert footer.decided_by == "log"  # the log is statistics too: --footer-only uses it
+
+
+def _ints(values: list[int]) -> pa.Array:
+    return pa.array(values, pa.int64())
+
+
+def _decimals(unscaled: list[int], scale: int) -> pa.Array:
+    # From strings: Decimal arithmetic (even unary minus) rounds to 28 digits.
+    return pa.array([Decimal(f"{u}E-{scale}") for u in unscaled], pa.decimal128(38, scale))
+
+
+@pytest.mark.parametrize(("column", "target", "verdict", "count"), [
+    (_ints([2**31 - 1, -(2**31)]), "int32", "proven", 0),
+    (_ints([2**31, 0, -(2**31) - 1]), "int32", "refuted", 2),
+    (_ints([10**18 - 1, -(10**18 - 1)]), "decimal(18,0)", "proven", 0),  # equal to 10**18 as doubles
+    (_ints([10**18, 1]), "decimal(18,0)", "refuted", 1),
+    (_ints([2**63 - 1, -(2**63)]), "float", "proven", 0),  # every int64 is within float's range
+    (_ints([2**63 - 1, -(2**63)]), "decimal(38,0)", "proven", 0),
+    (_decimals([10**37 - 1, -(10**37 - 1)], 2), "decimal(37,2)", "proven", 0),
+    (_decimals([10**37, 5], 2), "decimal(37,2)", "refuted", 1),
+    (_decimals([12300, 12345], 4), "decimal(38,2)", "refuted", 1),  # 1.2345 loses digits, 1.2300 not
+    (pa.array([3.4028234663852886e38, -1.0], pa.float64()), "float", "proven", 0),  # FLT_MAX itself
+    (pa.array([3.5e38, 1.0], pa.float64()), "float", "refuted", 1),
+    (pa.array([1.5, 2.0], pa.float64()), "int32", "refuted", 1),  # 1.5 is no integer
+])
+def test_fits_on_the_data_is_exact_at_the_edges(spark: Any, tmp_path: Path, column: pa.Array, target: str,
+                                               verdict: str, count: int) -> None:
+    """Files without statistics: Spark reads the values and the SQL compares them exactly."""
+    write(tmp_path / "t" / "a.parquet", pa.table({"x": column}), write_statistics=False)
+    [r] = prove(tmp_path / "t", Proof("fits", "x", target=target), spark=lambda: spark)
+    assert (r.verdict, r.decided_by, r.count) == (verdict, "data", count)

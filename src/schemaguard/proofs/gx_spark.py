@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
 
+from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter
 from schemaguard.model import DataType, DecimalType, FloatType, IntType
 from schemaguard.proofs import SAMPLE, Proof
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FILE_COLUMN = "__schemaguard_file"
+
+
+class DataProofError(Exception):
+    """Spark or Great Expectations could not evaluate a proof on the data (the why is one line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,33 +123,46 @@ def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, ta
 
 
 def _out_of_range(c: str, source: DataType, target: DataType) -> str:
-    """Rows whose value the narrower type cannot hold, compared exactly in the column's own
-    domain: an integer column against BIGINT literals, a decimal column against DECIMAL literals
-    of the target's shape (Spark compares decimals exactly), a floating column against DOUBLE
-    literals (every bound used is exact in double); and a value that is no integer for an
-    integer target, or that has more decimals than a decimal target keeps."""
+    """Rows whose value the narrower type cannot hold, compared exactly in the column's own type
+    (Spark compares two decimals of different scales by rounding one when their common type
+    would pass 38 digits, so no comparison here mixes types): an integer column against BIGINT
+    bounds, a decimal column against bounds cut to its own scale (for a value of that scale,
+    `x > top` holds exactly when `x > top cut to the scale`) plus the values a smaller scale
+    would round (a round trip through the target's scale that changes them). A floating column
+    is compared as a double, as its values are."""
     bounds = range_of(target)
     assert bounds is not None
     low, high, scale = bounds
-    if isinstance(source, IntType):
-        return f"({c} < {low}L OR {c} > {high}L)" if isinstance(target, IntType) else \
-            f"({c} < CAST('{low}' AS {_decimal(target)}) OR {c} > CAST('{high}' AS {_decimal(target)}))"
     if isinstance(source, FloatType):
         top = f"{c} >= {float(high + 1)!r}D" if isinstance(target, IntType) else f"{c} > {float(high)!r}D"
         whole = f" OR {c} <> floor({c})" if isinstance(target, IntType) else ""
         return f"({c} < {float(low)!r}D OR {top}{whole})"
-    kept = scale or 0
-    out = f"({c} < CAST('{low}' AS {_decimal(target)}) OR {c} > CAST('{high}' AS {_decimal(target)})"
-    if isinstance(source, DecimalType) and source.scale > kept:
-        out += f" OR {c} <> CAST({c} AS DECIMAL(38, {kept}))"
-    return out + ")"
+    if isinstance(source, IntType):
+        held = range_of(source)
+        assert held is not None
+        lo, hi = _cut(low, 0, ROUND_CEILING), _cut(high, 0, ROUND_FLOOR)
+        parts = [*([f"{c} < {lo}L"] if lo > held[0] else []), *([f"{c} > {hi}L"] if hi < held[1] else [])]
+        return "(" + " OR ".join(parts) + ")" if parts else "false"  # a bound past the column's own: no test
+    assert isinstance(source, DecimalType)
+    p, s = source.precision, source.scale
+    own = f"DECIMAL({p}, {s})"
+    parts = []
+    largest = Decimal(f"{10 ** p - 1}E{-s}")
+    if largest > high or largest.copy_negate() < low:
+        parts.append(f"{c} < CAST('{_cut(low, s, ROUND_CEILING)}' AS {own}) "
+                     f"OR {c} > CAST('{_cut(high, s, ROUND_FLOOR)}' AS {own})")
+    kept = scale if scale is not None else 0
+    if s > kept:  # a value with more decimals than the target keeps changes on the round trip
+        parts.append(f"NOT (try_cast(try_cast({c} AS DECIMAL(38, {kept})) AS {own}) <=> {c})")
+    return "(" + " OR ".join(parts) + ")" if parts else "false"
 
 
-def _decimal(target: DataType) -> str:
-    """The DECIMAL type a target's bounds are written in."""
-    if isinstance(target, DecimalType):
-        return f"DECIMAL({target.precision}, {target.scale})"
-    return "DECIMAL(20, 0)"  # every integer bound up to 2^64 - 1
+_WIDE = Context(prec=120)  # room for any 38-digit decimal and the int64 range: nothing rounds
+
+
+def _cut(value: Decimal, scale: int, rounding: str) -> Decimal:
+    """`value` at `scale` decimals, rounded as asked, every digit kept."""
+    return value.quantize(Decimal(f"1E{-scale}"), rounding=rounding, context=_WIDE)
 
 
 def _quoted(name: str) -> str:
@@ -168,7 +187,11 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     expectation = UnexpectedRowsExpectation(
         unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
     result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
-    count = int(result.result.get("observed_value") or 0)
+    info = result.exception_info or {}
+    if info.get("raised_exception") or "observed_value" not in (result.result or {}):
+        # GX reports a failed query as a result, not an error: never read it as "no offending row"
+        raise DataProofError(first_line(Exception(info.get("exception_message") or "no result")))
+    count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
     return count, tuple(_row(r) for r in rows[:SAMPLE])
 

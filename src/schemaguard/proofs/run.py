@@ -23,7 +23,7 @@ from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType
 from schemaguard.proofs import SAMPLE, DecidedBy, Proof, ProofResult, Verdict
 from schemaguard.proofs.drift import THRESHOLD, largest_step
-from schemaguard.proofs.gx_spark import extremes_on_data, needed, prove_on_data
+from schemaguard.proofs.gx_spark import DataProofError, extremes_on_data, needed, prove_on_data
 from schemaguard.proofs.stats import (
     FileFacts,
     Lookup,
@@ -112,14 +112,18 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
     why: list[str] = []
     if unknown and not footer_only and spark is not None:
         source = lookup(unknown[0].footer)
-        outcome = prove_on_data(spark(), table.listing.root, proof, unknown, needed(proof, lookup), keys,
-                                with_values, source.type if source else None, target)
-        for rel, n in outcome.bad_files.items():
-            bad[rel] = FileFacts("bad", n, "data")
-        count += outcome.bad
-        rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
-        decided_by = "data"
-        unknown = []
+        try:
+            outcome = prove_on_data(spark(), table.listing.root, proof, unknown, needed(proof, lookup), keys,
+                                    with_values, source.type if source else None, target)
+        except DataProofError as e:
+            why.append(f"{len(unknown)} file(s) undecided: the data could not be checked: {e}")
+        else:
+            for rel, n in outcome.bad_files.items():
+                bad[rel] = FileFacts("bad", n, "data")
+            count += outcome.bad
+            rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
+            decided_by = "data"
+            unknown = []
     elif unknown:
         reasons = sorted({x.why for x in facts if x.state == "unknown"})
         why.append(_undecided(len(unknown), f"undecided by statistics ({'; '.join(reasons)})", footer_only))
@@ -208,7 +212,7 @@ def _drift(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: 
         found, rows_read, bytes_read = extremes_on_data(spark(), table.listing.root, unknown, proof.column)
         for f in unknown:
             low, high = found.get(f.rel, (None, None))
-            per_file[f.rel] = max((abs(Decimal(str(v))) for v in (low, high) if v is not None),
+            per_file[f.rel] = max((Decimal(str(v)).copy_abs() for v in (low, high) if v is not None),
                                   default=Decimal(0))
         decided_by, unknown = "data", []
     if unknown:

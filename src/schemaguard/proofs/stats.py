@@ -164,10 +164,10 @@ def range_of(t: DataType) -> tuple[Decimal, Decimal, int | None] | None:
         return Decimal(0), Decimal(2 ** t.bits - 1), None
     if isinstance(t, DecimalType):
         top = _exact(10 ** t.precision - 1, t.scale)
-        return -top, top, t.scale
+        return top.copy_negate(), top, t.scale  # `-top` would round to the context's 28 digits
     if isinstance(t, FloatType) and t.bits == 32:
         largest = Decimal(float.fromhex("0x1.fffffep+127"))  # FLT_MAX, exactly (a double holds it)
-        return -largest, largest, None
+        return largest.copy_negate(), largest, None
     return None
 
 
@@ -221,4 +221,4 @@ def magnitude(f: FileFooter, column: Column | None) -> Decimal | None:
     low, high = value_of(stats.min, column.type), value_of(stats.max, column.type)
     if low is None or high is None or not stats.complete or stats.exact is False:
         return None
-    return max(abs(low), abs(high))
+    return max(low.copy_abs(), high.copy_abs())  # abs() would round to the context's 28 digits
