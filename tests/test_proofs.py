@@ -191,6 +191,12 @@ def test_data_decides_what_statistics_cannot(spark: Any, lake: Path) -> None:
     assert by[("agree", "cents = dollars * 100")].verdict == "proven"
     status = by[("values", "status")]
     assert (status.verdict, status.count, status.partitions) == ("refuted", 5, ("dt=2024-01-03",))
+    assert status.sample == (  # the observed set, values outside the allowed set first
+        {"value": "refunded", "rows": 5, "first_partition": "dt=2024-01-03", "allowed": False},
+        {"value": "new", "rows": 5, "first_partition": "dt=2024-01-01", "allowed": True},
+        {"value": "paid", "rows": 5, "first_partition": "dt=2024-01-02", "allowed": True})
+    [seen] = prove(lake, Proof("values", "status"), spark=lambda: spark)  # no allowed set: observed only
+    assert seen.verdict == "proven" and [v["value"] for v in seen.sample] == ["new", "paid", "refunded"]
     big = by[("fits", "big")]  # statistics refute day 3; day 2 has none, and its data fits
     assert (big.verdict, big.partitions) == ("refuted", ("dt=2024-01-03",))
     drift = by[("unit-drift", "amount")]  # day 2 has no statistics: its magnitude comes from the data

@@ -62,6 +62,20 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
     return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
 
 
+def values_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], column: str
+                   ) -> dict[str, dict[str, int]]:
+    """Each file's observed values of `column` (as strings; nulls left out) with their rows."""
+    from pyspark.sql import functions as F
+
+    df = _read(spark, root, files, [column])
+    rel_of = {_uri(f.path): f.rel for f in files}
+    out: dict[str, dict[str, int]] = {}
+    for row in df.where(f"{_quoted(column)} IS NOT NULL").groupBy(
+            FILE_COLUMN, F.col(_quoted(column)).cast("string")).count().collect():
+        out.setdefault(rel_of.get(row[0], row[0]), {})[row[1]] = int(row[2])
+    return out
+
+
 def extremes_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], column: str
                      ) -> tuple[dict[str, tuple[Any, Any]], int, int]:
     """Each file's min and max of `column` (a plain Spark aggregation: no expectation applies),

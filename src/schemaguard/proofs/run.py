@@ -23,7 +23,13 @@ from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType
 from schemaguard.proofs import SAMPLE, DecidedBy, Proof, ProofResult, Verdict
 from schemaguard.proofs.drift import THRESHOLD, largest_step
-from schemaguard.proofs.gx_spark import DataProofError, extremes_on_data, needed, prove_on_data
+from schemaguard.proofs.gx_spark import (
+    DataProofError,
+    extremes_on_data,
+    needed,
+    prove_on_data,
+    values_on_data,
+)
 from schemaguard.proofs.stats import (
     FileFacts,
     Lookup,
@@ -123,6 +129,9 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
             count += outcome.bad
             rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
             decided_by = "data"
+            if proof.kind == "values":
+                seen = values_on_data(spark(), table.listing.root, unknown, proof.column)
+                sample = _observed(table, files, seen, proof.allowed) if with_values else ()
             unknown = []
     elif unknown:
         reasons = sorted({x.why for x in facts if x.state == "unknown"})
@@ -144,6 +153,23 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
         tuple(sorted(bad, key=spark_order_key)[:SAMPLE]),
         tuple([f.rel for f in unknown][:SAMPLE] + list(unreadable[:SAMPLE])),
         tuple(absent[:SAMPLE]), rows_read, bytes_read, sample, "; ".join(why))
+
+
+def _observed(table: TableRead, files: list[FileFooter], per_file: dict[str, dict[str, int]],
+              allowed: tuple[str, ...] | None) -> tuple[dict[str, object], ...]:
+    """The observed value set: each value with its rows, the partition it first appears in (in
+    the table's order) and whether the allowed set holds it; values outside the set first."""
+    first: dict[str, str] = {}
+    rows: dict[str, int] = {}
+    for name, members in _groups(table, files):
+        for f in members:
+            for value, n in per_file.get(f.rel, {}).items():
+                first.setdefault(value, name)
+                rows[value] = rows.get(value, 0) + n
+    order = {v: i for i, v in enumerate(first)}
+    listed = sorted(first, key=lambda v: (allowed is None or v in allowed, order[v]))
+    return tuple({"value": v, "rows": rows[v], "first_partition": first[v],
+                  **({"allowed": v in allowed} if allowed is not None else {})} for v in listed[:SAMPLE])
 
 
 def _undecided(files: int, reason: str, footer_only: bool) -> str:
