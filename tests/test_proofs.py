@@ -316,3 +316,20 @@ def test_fits_on_the_data_is_exact_at_the_edges(spark: Any, tmp_path: Path, colu
     write(tmp_path / "t" / "a.parquet", pa.table({"x": column}), write_statistics=False)
     [r] = prove(tmp_path / "t", Proof("fits", "x", target=target), spark=lambda: spark)
     assert (r.verdict, r.decided_by, r.count) == (verdict, "data", count)
+
+
+def test_allowed_values_from_a_catalog_table(spark: Any, lake: Path) -> None:
+    """--allowed-table: a reference table of codes in the catalog (a process of its own: the CLI)."""
+    import os
+
+    home = lake.parent / "home"
+    env = {**os.environ, "SCHEMAGUARD_HOME": str(home)}
+    make = ("from schemaguard.spark import get_spark; s = get_spark('t'); "
+            "s.sql('CREATE DATABASE IF NOT EXISTS ref'); "
+            "s.createDataFrame([('new',), ('paid',), ('refunded',)], 'code string')"
+            ".write.saveAsTable('ref.status')")
+    subprocess.run([sys.executable, "-c", make], env=env, check=True, capture_output=True, timeout=600)
+    done = subprocess.run([*CLI, "check", str(lake), "--values", "status", "--allowed-table", "ref.status",
+                           "--format", "json"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["proofs"][0]["verdict"] == "proven"

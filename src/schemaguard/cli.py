@@ -267,6 +267,8 @@ def check(
                                                          "magnitude along the table's order")] = None,
     allowed_file: Annotated[Path | None, typer.Option("--allowed-file", help="one allowed value per line")
                             ] = None,
+    allowed_table: Annotated[str | None, typer.Option(
+        "--allowed-table", help="db.table: its first column's values are the allowed ones (Spark)")] = None,
     partition: Annotated[list[str] | None, typer.Option("--partition", help="K=V: only this partition "
                                                         "(repeatable)")] = None,
     since: Annotated[str | None, typer.Option("--since", help="first day of the date partition")] = None,
@@ -289,10 +291,11 @@ def check(
     from schemaguard.proofs.run import Scope, run_proofs
     from schemaguard.report import check as checking
 
+    allowed_set = _allowed(allowed, allowed_file, allowed_table) if values else None
     proofs = [*(Proof("not-null", c) for c in not_null or ()),
               *(Proof("backfilled", c) for c in backfilled or ()),
               *(Proof("agree", e) for e in agree or ()), *(_fits(f) for f in fits or ()),
-              *(Proof("values", c, allowed=_allowed(allowed, allowed_file)) for c in values or ()),
+              *(Proof("values", c, allowed=allowed_set) for c in values or ()),
               *(Proof("unit-drift", c) for c in unit_drift or ())]
     if not proofs:
         fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values, "
@@ -334,7 +337,11 @@ def _fits(text: str) -> Any:
     return Proof("fits", column, target=target)
 
 
-def _allowed(text: str | None, file: Path | None) -> tuple[str, ...] | None:
+def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[str, ...] | None:
+    if sum(x is not None for x in (text, file, table)) > 1:
+        fail("give one of --allowed, --allowed-file, --allowed-table")
+    if table is not None:
+        return _table_values(table)
     if file is not None:
         try:
             lines = file.read_text(encoding="utf-8").splitlines()
@@ -342,6 +349,28 @@ def _allowed(text: str | None, file: Path | None) -> tuple[str, ...] | None:
         except (OSError, UnicodeDecodeError) as e:
             fail(f"--allowed-file {file}: {e}")
     return tuple(v.strip() for v in text.split(",")) if text is not None else None
+
+
+def _table_values(name: str) -> tuple[str, ...]:
+    """The distinct values of a catalog table's first column (a reference table of codes)."""
+    from pyspark.errors import AnalysisException
+
+    from schemaguard.report.catalog import quote
+    from schemaguard.spark import get_spark
+
+    try:
+        quoted = quote(*name.split("."))
+    except ValueError:
+        fail(f"--allowed-table {name!r}: not db.table or catalog.db.table")
+    _status(f"reading the allowed values from {name} with Spark")
+    try:
+        df = get_spark("schemaguard-check").table(quoted)
+        first = df.columns[0]
+        return tuple(sorted(str(r[0]) for r in df.select(first).distinct().collect() if r[0] is not None))
+    except AnalysisException as e:
+        from schemaguard.errors import first_line
+
+        fail(f"--allowed-table {name}: {first_line(e)}")
 
 
 def _pair(text: str) -> tuple[str, str]:
