@@ -318,8 +318,9 @@ def test_fits_on_the_data_is_exact_at_the_edges(spark: Any, tmp_path: Path, colu
     assert (r.verdict, r.decided_by, r.count) == (verdict, "data", count)
 
 
-def test_allowed_values_from_a_catalog_table(spark: Any, lake: Path) -> None:
-    """--allowed-table: a reference table of codes in the catalog (a process of its own: the CLI)."""
+def test_tables_of_the_spark_catalog(spark: Any, lake: Path) -> None:
+    """--allowed-table: a reference table of codes in the catalog; --spark-catalog: the table to
+    prove is a catalog table (each command a process of its own, on one embedded metastore)."""
     import os
 
     home = lake.parent / "home"
@@ -327,9 +328,17 @@ def test_allowed_values_from_a_catalog_table(spark: Any, lake: Path) -> None:
     make = ("from schemaguard.spark import get_spark; s = get_spark('t'); "
             "s.sql('CREATE DATABASE IF NOT EXISTS ref'); "
             "s.createDataFrame([('new',), ('paid',), ('refunded',)], 'code string')"
-            ".write.saveAsTable('ref.status')")
+            ".write.saveAsTable('ref.status'); "
+            "s.sql('SELECT 1L AS id, CAST(NULL AS STRING) AS note')"
+            ".write.format('delta').saveAsTable('ref.notes')")
     subprocess.run([sys.executable, "-c", make], env=env, check=True, capture_output=True, timeout=600)
     done = subprocess.run([*CLI, "check", str(lake), "--values", "status", "--allowed-table", "ref.status",
                            "--format", "json"], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["proofs"][0]["verdict"] == "proven"
+    # --spark-catalog: a table of the session's catalog (a managed Delta table), read at its location
+    done = subprocess.run([*CLI, "check", "ref.notes", "--spark-catalog", "--not-null", "note",
+                           "--format", "json"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    assert (doc["format"], doc["proofs"][0]["verdict"], doc["proofs"][0]["count"]) == ("delta", "refuted", 1)

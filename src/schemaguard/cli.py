@@ -282,6 +282,9 @@ def check(
         "--version", help="Delta table version or Iceberg snapshot id")] = None,
     catalog: Annotated[str | None, typer.Option("--catalog", help="Iceberg catalog name")] = None,
     catalog_uri: Annotated[str | None, typer.Option("--catalog-uri", help="Iceberg SQL catalog URI")] = None,
+    spark_catalog: Annotated[bool, typer.Option(
+        "--spark-catalog", help="TABLE is db.table of the Spark session's catalog: read at its location")
+    ] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Prove what no schema shows, from statistics first and from the data (Spark, Great
@@ -305,7 +308,8 @@ def check(
         from schemaguard.lake.iceberg import CatalogRef
 
         ref = CatalogRef(catalog or "default", catalog_uri)
-    table = _read_table(path, output, how=ReadOptions(version=version), catalog=ref)
+    location = _spark_table_location(path) if spark_catalog else path
+    table = _read_table(location, output, how=ReadOptions(version=version), catalog=ref)
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
     @cache  # one session, one status line, however many proofs need the data
@@ -349,6 +353,20 @@ def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[st
         except (OSError, UnicodeDecodeError) as e:
             fail(f"--allowed-file {file}: {e}")
     return tuple(v.strip() for v in text.split(",")) if text is not None else None
+
+
+def _spark_table_location(name: str) -> str:
+    """Where a table of the Spark session's catalog lies (as the audit's `catalog_table` finds it)."""
+    from schemaguard.audit import catalog_table
+    from schemaguard.config import NAME
+    from schemaguard.spark import get_spark
+
+    parts = name.split(".")
+    if len(parts) not in (2, 3) or not all(NAME.fullmatch(p) for p in parts):
+        fail(f"--spark-catalog: {name!r} is not db.table or catalog.db.table")
+    _status(f"looking {name} up in the Spark catalog")
+    location, _ = catalog_table(get_spark("schemaguard-check"), name)
+    return location
 
 
 def _table_values(name: str) -> tuple[str, ...]:
