@@ -136,10 +136,11 @@ def _iceberg_versions(snap: IcebergSnapshot) -> tuple[LogVersion, ...]:
             span = spans[f.schema_id]
             at = bisect_right(span, (f.added_at or 0.0, len(timeline)))
             files[span[max(at - 1, 0)][1]] += 1
+    schemas = {s.schema_id: s.schema for s in snap.schemas}
     previous = [None, *timeline][:len(timeline)]
     return tuple(
-        LogVersion(c.schema_id, _iso(c.timestamp), snap.schema(c.schema_id), files[i],
-                   tuple(diff(snap.schema(p.schema_id), snap.schema(c.schema_id), "id")) if p else ())
+        LogVersion(c.schema_id, _iso(c.timestamp), schemas[c.schema_id], files[i],
+                   tuple(diff(schemas[p.schema_id], schemas[c.schema_id], "id")) if p else ())
         for i, (p, c) in enumerate(zip(previous, timeline, strict=True)))
 
 

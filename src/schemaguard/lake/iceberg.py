@@ -90,9 +90,6 @@ class IcebergSnapshot:
     def version(self) -> int | None:
         return self.snapshot_id
 
-    def schema(self, schema_id: int) -> Schema:
-        return next(s.schema for s in self.schemas if s.schema_id == schema_id)
-
 
 # ---------------------------------------------------------------------------------------------
 # Finding and loading the table
