@@ -342,3 +342,15 @@ def test_tables_of_the_spark_catalog(spark: Any, lake: Path) -> None:
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert (doc["format"], doc["proofs"][0]["verdict"], doc["proofs"][0]["count"]) == ("delta", "refuted", 1)
+
+
+def test_the_data_path_reads_only_the_columns_it_needs(spark: Any, tmp_path: Path) -> None:
+    """A file with a column Spark cannot read at all (FLOAT16): a read of the whole file fails,
+    the proof's read of its one column does not."""
+    table = pa.table({"v": pa.array([1, None, 3], pa.int64()),
+                      "half": pa.array([1.0, 2.0, 3.0], pa.float16())})
+    write(tmp_path / "t" / "a.parquet", table, write_statistics=False)
+    with pytest.raises(Exception, match=r"FLOAT16|Illegal Parquet type|PARQUET_TYPE_ILLEGAL"):
+        spark.read.parquet(str(tmp_path / "t")).collect()
+    [r] = prove(tmp_path / "t", Proof("not-null", "v"), spark=lambda: spark)
+    assert (r.verdict, r.decided_by, r.count) == ("refuted", "data", 1)

@@ -12,14 +12,17 @@ count and a sample; when there are any, one Spark aggregation names the files ho
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
 
+from schemaguard.base import SparkUnreadable, spark_schema
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter
-from schemaguard.model import DataType, DecimalType, FloatType, IntType
+from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
+from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema
 from schemaguard.proofs import SAMPLE, Proof
 from schemaguard.proofs.stats import Lookup, range_of
 
@@ -105,7 +108,13 @@ def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],
         groups.setdefault(f.fingerprint, []).append(f)
     frames = []
     for members in groups.values():
-        df = spark.read.option("basePath", root).parquet(*(f.path for f in members))
+        reader = spark.read.option("basePath", root)
+        requested = _requested(members[0].footer.schema, wanted)
+        if requested is not None:
+            from pyspark.sql.types import StructType
+
+            reader = reader.schema(StructType.fromJson(json.loads(requested)))
+        df = reader.parquet(*(f.path for f in members))
         present = {c.lower(): c for c in df.columns}
         names = df.columns if wanted is None else [w for w in dict.fromkeys(wanted) if w.lower() in present]
         cols = [F.col(_quoted(present[w.lower()])).alias(w) for w in names]
@@ -117,6 +126,20 @@ def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],
         if w not in out.columns:
             out = out.withColumn(w, F.lit(None))
     return out
+
+
+def _requested(schema: Schema, wanted: Sequence[str] | None) -> str | None:
+    """The Spark schema that reads only the wanted top-level columns of one version, as Spark
+    types them: a column of the file that Spark cannot read (FLOAT16, say) is then never asked
+    for. None (let Spark read the footer) for every column, or when a wanted one has no Spark type."""
+    if wanted is None:
+        return None
+    keep = {w.lower() for w in wanted}
+    fields = tuple(f for f in schema.fields if f.name.lower() in keep)
+    try:
+        return schema_to_spark_json(spark_schema(Schema(fields))) if fields else None
+    except (SparkUnreadable, SparkSchemaError):
+        return None
 
 
 def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, target: DataType | None) -> str:
