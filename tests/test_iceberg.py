@@ -234,6 +234,13 @@ def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
         assert doc["snapshot"]["current_schema_id"] == 2
         assert [h["version"] for h in doc["snapshot"]["schema_history"]] == [0, 1, 2]
         assert doc["counts"]["files"] == 2 and doc["counts"]["unreferenced"] == 0
+    # check proves on the snapshot asked for: before the second append, only the first file
+    first = t.metadata.snapshots[0]
+    at = cli("check", str(table_dir(t)), "--not-null", "qty", "--version", str(first.snapshot_id),
+             "--footer-only", "--format", "json")
+    assert at.returncode == 1 and json.loads(at.stdout)["proofs"][0]["count"] == 1  # qty: [1, None]
+    later = cli("check", str(table_dir(t)), "--not-null", "note", "--footer-only", "--format", "json")
+    assert later.returncode == 1 and json.loads(later.stdout)["format"] == "iceberg"
     text = cli("scan", str(table_dir(t)))
     assert "Iceberg table, snapshot" in text.stdout and "rename name -> title" in text.stdout
 

@@ -69,6 +69,8 @@ ColumnMappingOption = Annotated[str, typer.Option(
     "--column-mapping", help=f"Delta column mapping: {'|'.join(COLUMN_MAPPINGS)}")]
 IcebergVersionOption = Annotated[str, typer.Option(
     "--iceberg-version", help=f"Iceberg spec version: {'|'.join(map(str, ICEBERG_VERSIONS))}")]
+TimestampOption = Annotated[str | None, typer.Option(
+    "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)")]
 UniformOption = Annotated[bool, typer.Option("--uniform", help="Delta UniForm (Iceberg readers) is on")]
 CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
 
@@ -92,9 +94,7 @@ def scan(
         "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")] = "auto",
     version: Annotated[int | None, typer.Option(
         "--version", help="Delta table version or Iceberg snapshot id to audit (time travel)")] = None,
-    timestamp: Annotated[str | None, typer.Option(
-        "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)"),
-    ] = None,
+    timestamp: TimestampOption = None,
     include_unreferenced: Annotated[bool, typer.Option(
         "--include-unreferenced", help="Delta/Iceberg: also read files on disk the snapshot leaves out"),
     ] = False,
@@ -280,6 +280,7 @@ def check(
                          ] = False,
     version: Annotated[int | None, typer.Option(
         "--version", help="Delta table version or Iceberg snapshot id")] = None,
+    timestamp: TimestampOption = None,
     catalog: Annotated[str | None, typer.Option("--catalog", help="Iceberg catalog name")] = None,
     catalog_uri: Annotated[str | None, typer.Option("--catalog-uri", help="Iceberg SQL catalog URI")] = None,
     spark_catalog: Annotated[bool, typer.Option(
@@ -309,7 +310,8 @@ def check(
 
         ref = CatalogRef(catalog or "default", catalog_uri)
     location = _spark_table_location(path) if spark_catalog else path
-    table = _read_table(location, output, how=ReadOptions(version=version), catalog=ref)
+    how = ReadOptions(version=version, timestamp=_instant(timestamp) if timestamp is not None else None)
+    table = _read_table(location, output, how=how, catalog=ref)
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
     @cache  # one session, one status line, however many proofs need the data
