@@ -354,3 +354,14 @@ def test_the_data_path_reads_only_the_columns_it_needs(spark: Any, tmp_path: Pat
         spark.read.parquet(str(tmp_path / "t")).collect()
     [r] = prove(tmp_path / "t", Proof("not-null", "v"), spark=lambda: spark)
     assert (r.verdict, r.decided_by, r.count) == ("refuted", "data", 1)
+
+
+def test_offending_files_with_awkward_names_are_named_as_listed(spark: Any, tmp_path: Path) -> None:
+    """Spark names a file by a percent-encoded URI (a space is %20): the proof names it as the
+    table lists it."""
+    nulls = pa.table({"v": pa.array([None], pa.int64())})
+    write(tmp_path / "t" / "region=north east" / "part 1.parquet", nulls, write_statistics=False)
+    [r] = prove(tmp_path / "t", Proof("not-null", "v"), spark=lambda: spark)
+    assert (r.verdict, r.files, r.partitions) == ("refuted", ("region=north east/part 1.parquet",),
+                                                  ("region=north east",))
+    assert r.sample[0]["file"] == "region=north east/part 1.parquet"

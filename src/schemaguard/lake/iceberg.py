@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from schemaguard.errors import UsageError, first_line
@@ -142,8 +143,11 @@ def _number(rel: str) -> int:
     return int(m[1]) if m else -1
 
 
+@lru_cache(maxsize=16)
 def load_static(metadata_location: str) -> Table:
-    """The table as one metadata file describes it."""
+    """The table as one metadata file describes it. Cached: a metadata file never changes (each
+    commit writes a new one), and a table named by its metadata file or catalog is loaded once to
+    find its location and again to be read."""
     from pyiceberg.table import StaticTable
 
     try:

@@ -46,12 +46,10 @@ class ProofResult:
     sample: tuple[dict[str, Any], ...] = field(default=())  # offending rows or values, bounded
     why: str = ""
 
-    @property
-    def exit_code(self) -> int:
-        return {"proven": 0, "refuted": 1, "unknown": 3}[self.verdict]
+EXIT_CODES: dict[Verdict, int] = {"proven": 0, "refuted": 1, "unknown": 3}  # `check`'s exit codes
 
 
-def overall_exit(results: list[ProofResult]) -> int:
-    """0 every proof proven, 1 any refuted, 3 some unknown and none refuted."""
-    codes = {r.exit_code for r in results}
-    return 1 if 1 in codes else 3 if 3 in codes else 0
+def overall(results: list[ProofResult]) -> Verdict:
+    """Refuted if any is, else unknown if any is, else proven."""
+    verdicts = {r.verdict for r in results}
+    return "refuted" if "refuted" in verdicts else "unknown" if "unknown" in verdicts else "proven"

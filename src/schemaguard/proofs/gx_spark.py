@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from schemaguard.base import SparkUnreadable, spark_schema
 from schemaguard.errors import first_line
@@ -57,10 +58,10 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
     count, sample = _validate(df, bad, [FILE_COLUMN, *shown])
     by_file: dict[str, int] = {}
     if count:
-        rel_of = {_uri(f.path): f.rel for f in files}
+        rel_of = _Files(files)
         for row in df.where(bad).groupBy(FILE_COLUMN).count().collect():
-            by_file[rel_of.get(row[0], row[0])] = int(row[1])
-        sample = tuple({"file": rel_of.get(str(r.get(FILE_COLUMN)), r.get(FILE_COLUMN)),
+            by_file[rel_of(row[0])] = int(row[1])
+        sample = tuple({"file": rel_of(r.get(FILE_COLUMN)),
                         **{k: v for k, v in r.items() if k != FILE_COLUMN}} for r in sample)
     return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
 
@@ -71,11 +72,11 @@ def values_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], 
     from pyspark.sql import functions as F
 
     df = _read(spark, root, files, [column])
-    rel_of = {_uri(f.path): f.rel for f in files}
+    rel_of = _Files(files)
     out: dict[str, dict[str, int]] = {}
     for row in df.where(f"{_quoted(column)} IS NOT NULL").groupBy(
             FILE_COLUMN, F.col(_quoted(column)).cast("string")).count().collect():
-        out.setdefault(rel_of.get(row[0], row[0]), {})[row[1]] = int(row[2])
+        out.setdefault(rel_of(row[0]), {})[row[1]] = int(row[2])
     return out
 
 
@@ -86,15 +87,26 @@ def extremes_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter]
     from pyspark.sql import functions as F
 
     df = _read(spark, root, files, [column])
-    rel_of = {_uri(f.path): f.rel for f in files}
+    rel_of = _Files(files)
     rows = df.groupBy(FILE_COLUMN).agg(F.min(_quoted(column)), F.max(_quoted(column))).collect()
-    return ({rel_of.get(r[0], r[0]): (r[1], r[2]) for r in rows}, sum(f.rows for f in files),
+    return ({rel_of(r[0]): (r[1], r[2]) for r in rows}, sum(f.rows for f in files),
             sum(f.size for f in files))
 
 
-def _uri(path: str) -> str:
-    """A local path as Spark's `input_file_name()` spells it."""
-    return path if "://" in path else f"file://{path}"
+class _Files:
+    """Spark's `input_file_name()` back to the table-relative path: Spark spells a local file as a
+    percent-encoded `file:` URI (a space is `%20`), so both sides are compared decoded, bare."""
+
+    def __init__(self, files: Sequence[FileFooter]) -> None:
+        self._rel = {_bare(f.path): f.rel for f in files}
+
+    def __call__(self, spelled: object) -> str:
+        text = str(spelled)
+        return self._rel.get(_bare(unquote(text)), text)
+
+
+def _bare(path: str) -> str:
+    return path.removeprefix("file://") if path.startswith("file:///") else path.removeprefix("file:")
 
 
 def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],

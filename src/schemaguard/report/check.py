@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from schemaguard.proofs import ProofResult, overall_exit
+from schemaguard.proofs import EXIT_CODES, ProofResult, Verdict, overall
 from schemaguard.proofs.run import Scope
 from schemaguard.report.console import console as terminal
 
@@ -20,12 +20,12 @@ class CheckReport:
     results: tuple[ProofResult, ...]
 
     @property
-    def exit_code(self) -> int:
-        return overall_exit(list(self.results))
+    def verdict(self) -> Verdict:
+        return overall(list(self.results))
 
     @property
-    def verdict(self) -> str:
-        return {0: "proven", 1: "refuted", 3: "unknown"}[self.exit_code]
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
 
 
 def _scope_json(scope: Scope) -> dict[str, Any]:
