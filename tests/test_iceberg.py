@@ -18,9 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.transforms import IdentityTransform
+from pyiceberg.typedef import Record
 from pyiceberg.types import IntegerType, ListType, LongType, NestedField, StringType, StructType
 
 from schemaguard.checks import run_checks
@@ -29,6 +31,8 @@ from schemaguard.formats.iceberg import iceberg_schema
 from schemaguard.formats.notation import describe
 from schemaguard.lake.table import ReadOptions, TableRead, read
 from schemaguard.model import Schema, fields_of, walk
+from schemaguard.proofs import Proof
+from schemaguard.proofs.run import run_proofs
 
 CLI = [str(Path(sys.executable).parent / "schemaguard")]
 
@@ -303,3 +307,34 @@ profiles = ["iceberg"]
     wrong.write_text(conf.read_text().replace('"db.orders"', '"db.nope"'))
     done = cli("audit", "--conf", str(wrong))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "db.nope" in done.stderr
+
+
+def test_manifest_null_counts_decide_where_the_footer_has_none(catalog: SqlCatalog) -> None:
+    """Another engine's file: field ids, no Parquet statistics, its own metrics in the manifest
+    (committed with pyiceberg's fast append, as engines that compute metrics while writing do).
+    The proofs decide from the manifest, read no data, and agree with pyiceberg's read."""
+    t = catalog.create_table("db.metrics", IcebergSchema(NestedField(1, "id", LongType()),
+                                                         NestedField(2, "v", LongType())))
+    path = table_dir(t) / "data" / "engine-0.parquet"
+    path.parent.mkdir(parents=True)
+    ids = pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"}),
+                     pa.field("v", pa.int64(), metadata={"PARQUET:field_id": "2"})])
+    pq.write_table(pa.table({"id": [1, 2, 3], "v": [4, None, 6]}, schema=ids), path, write_statistics=False)
+    data = DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}",
+                              file_format=FileFormat.PARQUET, partition=Record(), record_count=3,
+                              file_size_in_bytes=path.stat().st_size, null_value_counts={1: 0, 2: 1},
+                              value_counts={1: 3, 2: 3})
+    data.spec_id = 0
+    with t.transaction() as tx, tx.update_snapshot().fast_append() as append:
+        append.append_data_file(data)
+    table = read(str(table_dir(t)), workers=1)
+    assert all(s.null_count is None for f in table.scan.footers for s in f.stats)  # the footer has none
+
+    def no_spark() -> Any:
+        raise AssertionError("statistics decide: no data is read")
+
+    v, i = run_proofs(table, [Proof("not-null", "v"), Proof("not-null", "id")], spark=no_spark)
+    assert (v.verdict, v.decided_by, v.count, v.rows_read) == ("refuted", "manifest", 1, 0)
+    assert (i.verdict, i.decided_by) == ("proven", "manifest")
+    engine = t.refresh().scan().to_arrow()
+    assert (engine["v"].null_count, engine["id"].null_count) == (1, 0)

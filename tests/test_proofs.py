@@ -56,6 +56,17 @@ def test_not_null_proven_from_statistics_reads_no_data(tmp_path: Path) -> None:
     assert (r.verdict, r.decided_by, r.count, r.rows_read, r.bytes_read) == ("proven", "footer", 0, 0, 0)
 
 
+def test_thousands_of_refuted_partitions_are_counted_and_the_first_listed(tmp_path: Path) -> None:
+    from schemaguard.proofs import PARTITIONS
+
+    for day in range(PARTITIONS + 200):
+        write(tmp_path / "t" / f"n={day:05d}" / "p.parquet", pa.table({"v": pa.array([None, 1], pa.int64())}))
+    [r] = prove(tmp_path / "t", Proof("not-null", "v"))
+    assert (r.verdict, r.count, r.partition_count, len(r.partitions)) == (
+        "refuted", PARTITIONS + 200, PARTITIONS + 200, PARTITIONS)
+    assert r.partitions[0] == "n=00000" and r.where().endswith(" ...")
+
+
 def test_a_null_only_in_the_second_row_group_refutes(tmp_path: Path) -> None:
     values = ["x"] * 10 + [None] + ["y"] * 9
     write(tmp_path / "t" / "dt=2024-01-02" / "a.parquet", pa.table({"v": values}), row_group_size=10)

@@ -17,6 +17,7 @@ PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits",
 Verdict = Literal["proven", "refuted", "unknown"]
 DecidedBy = Literal["footer", "log", "manifest", "data", "none"]
 SAMPLE = 20  # offending rows, files or values kept per proof
+PARTITIONS = 1000  # partitions listed where a proof is refuted; `partition_count` counts them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class ProofResult:
     verdict: Verdict
     decided_by: DecidedBy
     count: int = 0  # offending rows (or values, for `values`)
-    partitions: tuple[str, ...] = ()  # partition directories where it is refuted, in Spark's order
+    partitions: tuple[str, ...] = ()  # the first PARTITIONS directories where it is refuted, in order
     files: tuple[str, ...] = ()  # files where it is refuted (a sample)
     files_unknown: tuple[str, ...] = ()  # files neither statistics nor data decided (a sample)
     files_absent: tuple[str, ...] = ()  # files without the column (a sample)
@@ -45,6 +46,15 @@ class ProofResult:
     bytes_read: int = 0
     sample: tuple[dict[str, Any], ...] = field(default=())  # offending rows or values, bounded
     why: str = ""
+    partition_count: int = 0  # every partition where it is refuted
+
+    def __post_init__(self) -> None:
+        if len(self.partitions) > self.partition_count:
+            object.__setattr__(self, "partition_count", len(self.partitions))
+
+    def where(self, shown: int = 3) -> str:
+        """The first partitions where it is refuted, for a line of text."""
+        return ", ".join(self.partitions[:shown]) + (" ..." if self.partition_count > shown else "")
 
 EXIT_CODES: dict[Verdict, int] = {"proven": 0, "refuted": 1, "unknown": 3}  # `check`'s exit codes
 

@@ -30,4 +30,4 @@ def proof_finding(r: ProofResult) -> Finding | None:
                 *((k, str(v)) for row in r.sample[:3] for k, v in row.items())]
     return Finding(code, CODES[code].severity, message, len(files), files, r.proof.column,
                    rule=cited(code), subject=f"{r.proof.kind}:{what}", partitions=r.partitions,
-                   partition_count=len(r.partitions), evidence=tuple(evidence))
+                   partition_count=r.partition_count, evidence=tuple(evidence))

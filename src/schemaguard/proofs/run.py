@@ -21,7 +21,7 @@ from schemaguard.lake.discover import partition_dir, spark_order_key
 from schemaguard.lake.history import date_partition_column, partition_day
 from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType
-from schemaguard.proofs import SAMPLE, DecidedBy, Proof, ProofResult, Verdict
+from schemaguard.proofs import PARTITIONS, SAMPLE, DecidedBy, Proof, ProofResult, Verdict
 from schemaguard.proofs.drift import THRESHOLD, largest_step
 from schemaguard.proofs.gx_spark import (
     DataProofError,
@@ -148,11 +148,12 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
     part = {f.rel: partition_dir(f.partition) for f in files}
     where = sorted({part.get(rel, "") for rel in bad} | (
         {part[rel] for rel in absent} if _absent_refutes(proof) else set()))
+    where = [p for p in where if p]
     return ProofResult(
-        proof, verdict, decided_by, count, tuple(p for p in where if p),
+        proof, verdict, decided_by, count, tuple(where[:PARTITIONS]),
         tuple(sorted(bad, key=spark_order_key)[:SAMPLE]),
         tuple([f.rel for f in unknown][:SAMPLE] + list(unreadable[:SAMPLE])),
-        tuple(absent[:SAMPLE]), rows_read, bytes_read, sample, "; ".join(why))
+        tuple(absent[:SAMPLE]), rows_read, bytes_read, sample, "; ".join(why), len(where))
 
 
 def _observed(table: TableRead, files: list[FileFooter], per_file: dict[str, dict[str, int]],

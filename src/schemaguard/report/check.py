@@ -40,6 +40,7 @@ def proof_json(r: ProofResult) -> dict[str, Any]:
         "decided_by": r.decided_by,
         "count": r.count,
         "partitions": list(r.partitions),
+        "partition_count": r.partition_count,
         "files": list(r.files),
         "files_unknown": list(r.files_unknown),
         "files_absent": list(r.files_absent),
@@ -65,8 +66,7 @@ def check_text(report: CheckReport) -> None:
     for col in ("proof", "column", "verdict", "decided by", "count", "where", "read"):
         table.add_column(col, justify="right" if col in ("count", "read") else "left")
     for r in report.results:
-        where = ", ".join(r.partitions[:3]) + (" ..." if len(r.partitions) > 3 else "")
-        where = where or ", ".join(r.files[:2]) or (f"{len(r.files_absent)} file(s) without it"
+        where = r.where() or ", ".join(r.files[:2]) or (f"{len(r.files_absent)} file(s) without it"
                                                     if r.files_absent else "-")
         column = proof_json(r)["column"]
         table.add_row(r.proof.kind, column, f"[{colour[r.verdict]}]{r.verdict}[/]", r.decided_by,
