@@ -1,23 +1,61 @@
-"""A validation step inside a table migration: can every file on disk be read with the schema the
-migration is about to install, and do the table's configured proofs hold (no nulls before a
-column is made required, the backfill complete, ...)? (`schemaguard audit --table T --schema NEW
+"""A validation step inside a table migration.
+
+With `--plan PLAN.json --step KIND` (a plan written by `schemaguard plan --table T --format json`):
+run that step's entry checks on the real data now, so a migration pipeline gates each step.
+Data proofs run as `schemaguard check` runs them; checks that are not about the data (no reads
+of the old column, enum consumers, sign-off) count as the plan recorded them.
+
+    python jobs/migration_check.py --plan plan.json --step contract
+
+Without `--plan`: can every file on disk be read with the schema the migration is about to
+install, and do the table's configured proofs hold? (`schemaguard audit --table T --schema NEW
 --proofs-exit`, the same code.)
 
     spark-submit jobs/migration_check.py --conf conf/schemaguard.toml --table orders \
         --schema migrations/orders_v5.json --run-id "$MIGRATION_ID"
-    python jobs/migration_check.py --conf conf/schemaguard.toml --table orders --schema new.json
 
-Exit 0 every version on disk passes under the configured readers and mode and every proof is
-proven, 1 a version fails or a proof is refuted, 3 some proof stays unknown (as `check`), 2 bad
-input (a missing --schema among them).
+Exit 0 every check (or version and proof) passes, 1 one is refuted, 3 some stays unknown (as
+`check`), 2 bad input.
 """
 
 import sys
 
 from schemaguard.cli import fail, main
 
+
+def gate_step(args: list[str]) -> int:
+    """The step's recorded checks, then its data proofs through `check`: the worse exit wins."""
+    from pathlib import Path
+
+    from schemaguard.errors import UsageError
+    from schemaguard.plan.gate import step_gate
+
+    options = dict(zip(args[::2], args[1::2], strict=False))
+    if "--step" not in options or len(args) != 4:
+        fail("migration_check --plan PLAN.json --step KIND: both, and nothing else")
+    try:
+        gate = step_gate(Path(options["--plan"]), options["--step"])
+    except UsageError as e:
+        fail(str(e))
+    for kind, subject, status, evidence in gate.recorded:
+        print(f"{kind} {subject}: {status}" + (f" ({evidence})" if evidence else ""), file=sys.stderr)
+    code = gate.recorded_exit
+    if gate.check_argv:
+        sys.argv = [sys.argv[0], *gate.check_argv]
+        try:
+            main()
+        except SystemExit as done:
+            data = done.code if isinstance(done.code, int) else 2
+            code = data if data in (1, 2) or code == 0 else max(code, data)
+    return code
+
+
 if __name__ == "__main__":
-    if "--schema" not in sys.argv[1:]:
-        fail("migration_check needs --schema NEW (the schema the migration installs) and --table T")
-    sys.argv = [sys.argv[0], "audit", "--proofs-exit", *sys.argv[1:]]
+    args = sys.argv[1:]
+    if "--plan" in args:
+        sys.exit(gate_step(args))
+    if "--schema" not in args:
+        fail("migration_check needs --plan PLAN.json --step KIND, or --schema NEW (the schema the "
+             "migration installs) and --table T")
+    sys.argv = [sys.argv[0], "audit", "--proofs-exit", *args]
     main()

@@ -1,5 +1,6 @@
 """The package's shape, read from its source with `ast`: one stage per folder, dependencies
-pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> report,
+pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
+report,
 DESIGN.md),
 no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), and every
 module importable on its own in dependency order."""
@@ -27,7 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "rules": {"errors", "model", "base", "formats"},
     "checks": {"errors", "model", "base", "formats", "lake", "rules"},
     "proofs": {"errors", "model", "base", "formats", "lake", "rules", "checks"},
-    "report": {"errors", "model", "base", "formats", "checks", "proofs", "config", "schemaguard"},
+    "plan": {"errors", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
+    "report": {"errors", "model", "base", "formats", "checks", "proofs", "plan", "config", "schemaguard"},
 }
 
 

@@ -102,6 +102,7 @@ def test_op_kind_values_are_stable() -> None:
         "ENUM_REORDERED": "enum_reordered",
         "DEFAULT_CHANGED": "default_changed",
         "METADATA_CHANGED": "metadata_changed",
+        "MEANING_CHANGED": "meaning_changed",
         "FIELD_ID_REUSED": "field_id_reused",
     }
 
@@ -429,8 +430,8 @@ def test_metadata_unit_semantic_doc_aliases_and_field_id() -> None:
                    metadata=(("semantic", "net"), ("unit", "USD"))))
     assert diff(old, new, "name") == [
         Operation(K.METADATA_CHANGED, "amt", "total", None, "doc"),
-        Operation(K.METADATA_CHANGED, "amt", None, "net", "semantic"),
-        Operation(K.METADATA_CHANGED, "amt", "EUR", "USD", "unit"),
+        Operation(K.MEANING_CHANGED, "amt", None, "net", "semantic"),
+        Operation(K.MEANING_CHANGED, "amt", "EUR", "USD", "unit"),
         Operation(K.METADATA_CHANGED, "amt", "3", "4", "field id"),
     ]  # alias order never counts (model.fingerprint)
 

@@ -314,24 +314,86 @@ def check(
     table = _read_table(location, output, how=how, catalog=ref)
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
-    @cache  # one session, one status line, however many proofs need the data
-    def spark() -> Any:
-        from schemaguard.errors import first_line
-        from schemaguard.spark import SparkSetupError, get_spark
-
-        _status("reading the files statistics cannot decide, with Spark")
-        try:
-            return get_spark("schemaguard-check")
-        except SparkSetupError:
-            raise
-        except Exception as e:  # the JVM did not start: say so in one line (--footer-only needs none)
-            raise SparkSetupError(f"Spark did not start ({first_line(e)}); --footer-only decides from "
-                                  "statistics alone") from None
-
-    results = run_proofs(table, proofs, scope, spark, footer_only, key or (), not no_values)
+    results = run_proofs(table, proofs, scope, _spark_factory("schemaguard-check"), footer_only, key or (),
+                         not no_values)
     report = checking.CheckReport(path, table.table_format, scope, tuple(results))
     _render(output, report, checking.check_json, checking.check_text)
     raise typer.Exit(report.exit_code)
+
+
+PLAN_FORMATS = ("text", "json", "markdown")
+
+
+@app.command()
+def plan(
+    old: Annotated[str, typer.Argument(help="the schema today: a schema file, Parquet file or table")],
+    new: Annotated[str, typer.Argument(help="the schema after the change")],
+    table: Annotated[str | None, typer.Option("--table", help="the table: every writer schema on disk, "
+                                              "and the checks run on its data")] = None,
+    identity: IdentityOption = None,
+    profiles: Annotated[list[str] | None, typer.Option(
+        "--profile", help=f"a reader of the table (repeatable): {', '.join(PROFILES)}")] = None,
+    deploy_order: Annotated[str, typer.Option("--deploy-order", help="readers-first|writers-first|unknown")
+                            ] = "unknown",
+    readers_behind: Annotated[int | None, typer.Option(
+        "--readers-behind", min=1, help="how many versions behind a reader can be (default: any)")] = None,
+    readers: Annotated[int, typer.Option("--readers", min=1, help="consumer teams, for the schedule")] = 10,
+    rename: Annotated[list[str] | None, typer.Option("--rename", help="OLD=NEW: an intended rename "
+                                                     "(repeatable)")] = None,
+    query_log: Annotated[list[Path] | None, typer.Option(
+        "--query-log", help="query log (JSON lines, CSV, Spark event log): who still reads the old "
+        "column (repeatable)")] = None,
+    sql: Annotated[Path | None, typer.Option("--sql", help="directory of consumer .sql files")] = None,
+    conf: Annotated[Path | None, typer.Option("--conf", help="configuration file: its [plan] weeks")] = None,
+    footer_only: Annotated[bool, typer.Option("--footer-only", help="checks from statistics only")] = False,
+    output: Annotated[str, typer.Option("--format", help="text, json or markdown")] = "text",
+) -> None:
+    """How to ship a schema change: its operations, the mode it needs, the ordered steps with
+    their schedule and checks. Exit 0 safe as one edit, 1 a staged plan is needed."""
+    from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard.report import plan as planning
+
+    shape = _choice(output, PLAN_FORMATS, "--format")
+    order = _choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
+    chosen = tuple(_choice(p, list(PROFILES), "--profile") for p in profiles or ())
+    renames = tuple(_pair(r, "--rename", "OLD=NEW, e.g. weight=weight_kg") for r in rename or ())
+    durations = Durations()
+    if conf is not None:
+        from schemaguard.config import load_durations
+
+        durations = load_durations(conf)
+    old_schema, new_schema = _schemas([old])[0][-1][1], _schemas([new])[0][-1][1]
+    read = _read_table(table, OutputFormat.json if shape != "text" else OutputFormat.text) if table else None
+    if not chosen:
+        chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
+                                     if read and read.iceberg else ())
+    options = Options(identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"))
+    if read is not None:
+        from schemaguard.checks.compat import table_options
+
+        options = table_options(read, options)
+    request = PlanRequest(
+        old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
+        readers_behind, readers, renames, options,
+        tuple(v.footer.schema for v in read.versions) if read else (), table, durations)
+    try:
+        result = build_plan(request, _plan_judge(request, read, query_log or [], sql, footer_only))
+    except ValueError as e:
+        fail(f"plan: {e}")
+    if shape == "markdown":
+        sys.stdout.write(planning.plan_markdown(result))
+    else:
+        _render(OutputFormat(shape), result, planning.plan_json, planning.plan_text)
+    raise typer.Exit(result.exit_code)
+
+
+def _plan_judge(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,
+                footer_only: bool) -> Any:
+    """The evidence the plan's checks read: the table's data, query logs and consumer SQL."""
+    from schemaguard.plan.evidence import Evidence, judge, read_evidence
+
+    return judge(read_evidence(Evidence(request.new, read, _spark_factory("schemaguard-plan"), footer_only),
+                               request, logs, sql))
 
 
 def _fits(text: str) -> Any:
@@ -393,11 +455,11 @@ def _table_values(name: str) -> tuple[str, ...]:
         fail(f"--allowed-table {name}: {first_line(e)}")
 
 
-def _pair(text: str) -> tuple[str, str]:
+def _pair(text: str, option: str = "--partition", form: str = "K=V, e.g. dt=2024-01-31") -> tuple[str, str]:
     k, sep, v = text.partition("=")
-    if not sep or not k:
-        fail(f"--partition {text!r}: give K=V, e.g. dt=2024-01-31")
-    return k, v
+    if not sep or not k or (option == "--rename" and not v):
+        fail(f"{option} {text!r}: give {form}")
+    return k.strip(), v.strip()
 
 
 @app.command()
@@ -512,6 +574,26 @@ def _read_table(path: str, output: OutputFormat, spark: bool = False,
         return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path, how=how)
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
         return read_listing(listing, advance, location=path, how=how)
+
+
+def _spark_factory(name: str) -> Callable[[], Any]:
+    """Start Spark only when a proof needs the data: one session, one status line, however many
+    proofs call it."""
+
+    @cache
+    def spark() -> Any:
+        from schemaguard.spark import SparkSetupError, get_spark
+
+        _status("reading the files statistics cannot decide, with Spark")
+        try:
+            return get_spark(name)
+        except SparkSetupError:
+            raise
+        except Exception as e:  # the JVM did not start: say so in one line (--footer-only needs none)
+            raise SparkSetupError(f"Spark did not start ({first_line(e)}); --footer-only decides from "
+                                  "statistics alone") from None
+
+    return spark
 
 
 def _status(message: str) -> None:

@@ -19,6 +19,7 @@ from schemaguard.checks.finding import FailLevel, Waiver
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import parse_primitive
 from schemaguard.model import Identity
+from schemaguard.plan.planner import Durations
 from schemaguard.proofs import Proof, ProofKind
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES
@@ -87,18 +88,35 @@ _TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "iceberg_catalog"
 _VALUES_KEYS = {"column": str, "allowed": list}
 _CATALOG_KEYS = {"enabled": bool, "catalog": str, "database": str, "file_footers": bool}
 _WAIVER_KEYS = {"key": str, "owner": str, "reason": str, "expires": object}  # a date, quoted or not
-_SECTIONS = {"audit": dict, "options": dict, "catalog": dict, "spark": dict, "tables": list, "waivers": list}
+_SECTIONS = {"audit": dict, "options": dict, "catalog": dict, "spark": dict, "tables": list, "waivers": list,
+             "plan": dict}
 
 
-def load_config(path: str | Path) -> AuditConfig:
-    source = Path(path)
+def _read_toml(source: Path) -> dict[str, Any]:
     try:
-        raw = tomllib.loads(source.read_text(encoding="utf-8"))
+        return tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{source}: no such configuration file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
-    return parse_config(raw, source)
+
+
+def load_config(path: str | Path) -> AuditConfig:
+    source = Path(path)
+    return parse_config(_read_toml(source), source)
+
+
+def load_durations(path: str | Path) -> Durations:
+    """The `[plan]` section of a configuration file: weeks per step of a change plan."""
+    source = Path(path)
+    section = _read_toml(source).get("plan", {})
+    where = f"{source} [plan]"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: must be a table of weeks per step")
+    _keys(section, {name: int for name in get_type_hints(Durations)}, where)
+    if bad := next((k for k, v in section.items() if isinstance(v, bool) or v < 1), None):
+        raise ConfigError(f"{where}: {bad} must be a whole number of at least 1, not {section[bad]!r}")
+    return Durations(**section)
 
 
 def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:

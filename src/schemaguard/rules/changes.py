@@ -46,6 +46,8 @@ Other choices:
   then reads one column's data as another's.
 - FIELD_ID_REUSED: id readers assume an id is never reused (§3, §4 `maxColumnId`), and nobody
   checks that it is not ("What none of them checks", name or id reuse).
+- A change of `unit` or `semantic` metadata is MEANING_CHANGED: no reader sees it, every value
+  means something else ("What none of them checks", units and semantics).
 - A change of field id or aliases is METADATA_CHANGED ("field id", "aliases"): Spark writes field
   ids from field metadata (parquet-and-spark.md, `spark.sql.parquet.fieldId.*`) and Avro's name
   matching reads aliases (§1); naming them means every difference a `name` fingerprint sees is
@@ -115,6 +117,7 @@ class OpKind(StrEnum):
     ENUM_REORDERED = "enum_reordered"
     DEFAULT_CHANGED = "default_changed"
     METADATA_CHANGED = "metadata_changed"
+    MEANING_CHANGED = "meaning_changed"
     FIELD_ID_REUSED = "field_id_reused"
 
 
@@ -307,13 +310,18 @@ def _or_no_default(default: str | None) -> str:
     return "no default" if default is None else default
 
 
+MEANING_KEYS = frozenset(("unit", "semantic"))  # DESIGN.md "meaning changed (unit or semantic metadata)"
+
+
 def _metadata_changes(path: str, w: Field, r: Field) -> list[Operation]:
-    """Metadata keys in key order, then aliases (as a set, order never counts), then field id."""
+    """Metadata keys in key order, then aliases (as a set, order never counts), then field id; a
+    change of `unit` or `semantic` is MEANING_CHANGED: the same values now mean something else."""
     old, new = w.meta, r.meta
     aspects = [(k, old.get(k), new.get(k)) for k in sorted(old.keys() | new.keys())]
     aspects.append(("aliases", _listing(sorted(w.aliases)), _listing(sorted(r.aliases))))
     aspects.append(("field id", _text(w.id), _text(r.id)))
-    return [Operation(OpKind.METADATA_CHANGED, path, before, after, key)
+    return [Operation(OpKind.MEANING_CHANGED if key in MEANING_KEYS else OpKind.METADATA_CHANGED,
+                      path, before, after, key)
             for key, before, after in aspects if before != after]
 
 

@@ -1,0 +1,54 @@
+"""One step of a written plan, gated: its entry checks as a `schemaguard check` command line
+(the data proofs) and the checks only the plan could judge (no reads, enum consumers, sign-off,
+default impact), as the plan recorded them. `jobs/migration_check.py --plan P --step K` runs it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schemaguard.errors import UsageError
+from schemaguard.plan.planner import DATA_PROOFS, STEP_ORDER
+
+
+@dataclass(frozen=True, slots=True)
+class StepGate:
+    check_argv: tuple[str, ...]  # `check TABLE --kind subject ...`; empty when no data proof gates it
+    recorded: tuple[tuple[str, str, str, str], ...]  # (kind, subject, status, evidence) from the plan
+
+    @property
+    def recorded_exit(self) -> int:
+        """As `check` exits: 1 if one is refuted, 3 if one is not proven, else 0."""
+        statuses = {status for _, _, status, _ in self.recorded}
+        return 1 if "refuted" in statuses else 3 if statuses - {"proven"} else 0
+
+
+def step_gate(plan_file: Path, step: str) -> StepGate:
+    """The gate of `step` in the plan written to `plan_file` (`schemaguard plan --format json`)."""
+    try:
+        doc: Any = json.loads(plan_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"--plan {plan_file}: not a plan written by `schemaguard plan --format json` ({e})"
+                         ) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        raise UsageError(f"--plan {plan_file}: not a plan written by `schemaguard plan --format json`")
+    if step not in STEP_ORDER:
+        raise UsageError(f"--step {step!r} is not one of {', '.join(STEP_ORDER)}")
+    found = [s for s in doc["steps"] if isinstance(s, dict) and s.get("kind") == step]
+    if not found:
+        kinds = ", ".join(str(s.get("kind")) for s in doc["steps"] if isinstance(s, dict))
+        raise UsageError(f"--step {step}: the plan has no such step (its steps: {kinds})")
+    checks = [c for c in found[0].get("entry_checks", []) if isinstance(c, dict)]
+    data = [c for c in checks if c.get("kind") in DATA_PROOFS]
+    argv: tuple[str, ...] = ()
+    if data:
+        table = doc.get("table")
+        if not isinstance(table, str):
+            raise UsageError(f"--plan {plan_file}: written without --table, so its data checks have "
+                             "no table to run on")
+        argv = ("check", table, *[a for c in data for a in (f"--{c['kind']}", str(c["subject"]))])
+    recorded = tuple((str(c.get("kind")), str(c.get("subject")), str(c.get("status")),
+                      str(c.get("evidence") or "")) for c in checks if c.get("kind") not in DATA_PROOFS)
+    return StepGate(argv, recorded)
