@@ -63,7 +63,7 @@ def test_the_plan_on_the_table_shows_where_the_migration_stands(spark: Any, ship
     plan = build_plan(request, judge(Evidence(NEW, table, lambda: spark)))
     checks = {c.kind: c for c in plan.checks}
     assert checks["backfilled"].status == "refuted" and "dt=2024-01-01" in checks["backfilled"].evidence
-    assert checks["agree"].status == "refuted" and checks["agree"].evidence.startswith("2 offending")
+    assert checks["agree"].status == "refuted" and checks["agree"].evidence.startswith("2 offending rows in dt=2024-01-03")
     assert checks["no-reads"].status == "not-run"
     assert plan.strategy == "expand-contract" and plan.exit_code == 1
 

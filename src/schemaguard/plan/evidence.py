@@ -99,7 +99,7 @@ def _proof_evidence(r: ProofResult) -> str:
     where = f" in {r.where()}" if r.partitions else ""
     read = f"{r.rows_read:,} rows read" if r.rows_read else "no data read"
     if r.verdict == "refuted":
-        return f"{r.count:,} offending{where}; decided by {r.decided_by}, {read}"
+        return f"{r.count:,} offending rows{where}; decided by {r.decided_by}, {read}"
     if r.verdict == "unknown":
         return r.why
     return f"decided by {r.decided_by}, {read}"
