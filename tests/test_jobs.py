@@ -48,7 +48,7 @@ def test_merge_gate_with_python(work: Path) -> None:
 
 def test_migration_check_needs_a_schema(work: Path) -> None:
     assert_usage_error(python_job("migration_check.py", "--conf", str(work / "schemaguard.toml")),
-                       "migration_check needs --schema")
+                       "or --schema NEW (the schema the migration installs)")
 
 
 def test_migration_check_passes_a_schema_every_version_reads(work: Path) -> None:
