@@ -344,6 +344,9 @@ def plan(
         "--query-log", help="query log (JSON lines, CSV, Spark event log): who still reads the old "
         "column (repeatable)")] = None,
     sql: Annotated[Path | None, typer.Option("--sql", help="directory of consumer .sql files")] = None,
+    query_table: Annotated[str | None, typer.Option(
+        "--query-table", help="how queries name the table (default: --table's db.table or directory name)")
+    ] = None,
     conf: Annotated[Path | None, typer.Option("--conf", help="configuration file: its [plan] weeks")] = None,
     footer_only: Annotated[bool, typer.Option("--footer-only", help="checks from statistics only")] = False,
     output: Annotated[str, typer.Option("--format", help="text, json or markdown")] = "text",
@@ -377,7 +380,8 @@ def plan(
         readers_behind, readers, renames, options,
         tuple(v.footer.schema for v in read.versions) if read else (), table, durations)
     try:
-        result = build_plan(request, _plan_judge(request, read, query_log or [], sql, footer_only))
+        judge = _plan_judge(request, read, query_log or [], sql, query_table, footer_only)
+        result = build_plan(request, judge)
     except ValueError as e:
         fail(f"plan: {e}")
     if shape == "markdown":
@@ -388,12 +392,12 @@ def plan(
 
 
 def _plan_judge(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,
-                footer_only: bool) -> Any:
+                query_table: str | None, footer_only: bool) -> Any:
     """The evidence the plan's checks read: the table's data, query logs and consumer SQL."""
     from schemaguard.plan.evidence import Evidence, judge, read_evidence
 
-    return judge(read_evidence(Evidence(request.new, read, _spark_factory("schemaguard-plan"), footer_only),
-                               request, logs, sql))
+    evidence = Evidence(request.new, read, _spark_factory("schemaguard-plan"), footer_only)
+    return judge(read_evidence(evidence, request, logs, sql, query_table))
 
 
 def _fits(text: str) -> Any:

@@ -146,16 +146,16 @@ def _default_impact(check: Check, table: TableRead) -> Check:
 
 
 def read_evidence(evidence: Evidence, request: PlanRequest, logs: Sequence[Path], sql: Path | None,
-                  now: datetime | None = None) -> Evidence:
+                  query_table: str | None = None, now: datetime | None = None) -> Evidence:
     """The usage and consumer evidence the plan's checks need, read once: query logs over the
-    no-reads window (queries name the table as `db.table`, or by its directory's name), consumer
-    SQL, and the table's CHECK constraints."""
+    no-reads window, consumer SQL, and the table's CHECK constraints. Queries name the table as
+    `query_table` says, else as `--table` was given (`db.table`), else by its directory's name."""
     if not logs and sql is None:
         return evidence
     from schemaguard.plan.consumers import constraint_hits, enum_consumers, sql_files
     from schemaguard.plan.usage import read_log, read_usage
 
-    name = _query_name(request.table)
+    name = query_table or _query_name(request.table)
     columns = _both(request.old, request.new)
     since = (now or datetime.now(UTC)) - timedelta(days=request.durations.no_reads_days)
     usage = read_usage(logs, name, columns, since=since, location=_location(evidence.table)) if logs else None
@@ -179,7 +179,7 @@ def read_evidence(evidence: Evidence, request: PlanRequest, logs: Sequence[Path]
 def _query_name(table: str | None) -> str:
     """How queries name the table: `db.table` as given, else a path's last part."""
     if table is None:
-        raise UsageError("--query-log and --sql need --table: the table whose readers they show")
+        raise UsageError("--query-log and --sql need --table or --query-table: the table their queries read")
     if "/" not in table and "." in table:
         return table
     return table.rstrip("/").rsplit("/", 1)[-1]
