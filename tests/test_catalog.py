@@ -193,12 +193,19 @@ def test_rerunning_a_run_id_replaces_its_rows(spark: Any, written: CatalogConfig
     assert len(rows(spark, written, "runs")) == 2
 
 
-def test_two_writers_at_once_both_land(spark: Any, demo_run: AuditRun, conf: Path,
+def test_two_writers_at_once_both_land(spark: Any, demo_run: AuditRun, conf: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real Delta commit conflict, made to happen: writer A's MERGE into `findings` holds (its
+    source waits on a file) after it read the table, while writer B writes its whole run; A's
+    commit then conflicts, is retried, and both runs land whole."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
     catalog = CatalogConfig(database="sg_concurrent", file_footers=False)
     report.ensure_tables(spark, catalog)
     conflicts: list[str] = []
-    recognise = report.is_conflict
+    recognise, frame = report.is_conflict, report._frame
+    started, go = tmp_path / "a-started", tmp_path / "b-done"
 
     def seen(e: BaseException) -> bool:
         if recognise(e):
@@ -206,25 +213,45 @@ def test_two_writers_at_once_both_land(spark: Any, demo_run: AuditRun, conf: Pat
             return True
         return False
 
+    def hold(s: str, g: str) -> bool:  # runs in Spark's Python worker: files are what it shares
+        Path(s).touch()
+        deadline = time.monotonic() + 120
+        while not Path(g).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return True
+
+    waiting = F.udf(hold, BooleanType())
+
+    def held(session: Any, schema: Any, rows: list[dict[str, Any]]) -> Any:
+        df = frame(session, schema, rows)
+        if rows and rows[0].get("run_id") == "run-a" and "finding_key" in schema.fieldNames():
+            return df.coalesce(1).filter(waiting(F.lit(str(started)), F.lit(str(go))))  # one slot held
+        return df
+
     monkeypatch.setattr(report, "is_conflict", seen)
+    monkeypatch.setattr(report, "_frame", held)
     errors: list[BaseException] = []
 
-    def write(run_id: str) -> None:
+    def write_a() -> None:
         try:
-            report.write_run(spark, replace(demo_run, run_id=run_id), catalog, str(conf))
+            report.write_run(spark, replace(demo_run, run_id="run-a"), catalog, str(conf))
         except BaseException as e:  # handed to the main thread
             errors.append(e)
 
-    threads = [threading.Thread(target=write, args=(f"run-{c}",)) for c in "ab"]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    a = threading.Thread(target=write_a)
+    a.start()
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "writer A never reached its MERGE"
+    report.write_run(spark, replace(demo_run, run_id="run-b"), catalog, str(conf))
+    go.touch()
+    a.join()
     assert not errors, errors
+    assert conflicts, "writer A's commit was expected to conflict with B's and be retried"
     assert {r.run_id for r in rows(spark, catalog, "runs")} == {"run-a", "run-b"}
     assert len(rows(spark, catalog, "findings")) == 2 * len(demo_run.all_findings)
     assert not spark.catalog.tableExists(report.table_names(catalog)["file_footers"])
-    print(f"commit conflicts retried: {conflicts}")
 
 
 # ---------------------------------------------------------------------------------------------

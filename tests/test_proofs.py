@@ -232,8 +232,8 @@ def test_the_check_command_json_and_exit_codes(lake: Path) -> None:
     doc = json.loads(proven.stdout)
     assert (doc["verdict"], doc["exit_code"], doc["format"]) == ("proven", 0, "parquet")
     assert set(doc["proofs"][0]) == {
-        "proof", "column", "verdict", "decided_by", "count", "partitions", "files", "files_unknown",
-        "files_absent", "rows_read", "bytes_read", "sample", "why"}
+        "proof", "column", "verdict", "decided_by", "count", "partitions", "partition_count", "files",
+        "files_unknown", "files_absent", "rows_read", "bytes_read", "sample", "why"}
     unknown = run_cli("check", str(lake), "--not-null", "v", "--footer-only", "--format", "json")
     assert unknown.returncode == 3 and json.loads(unknown.stdout)["proofs"][0]["files_unknown"] == [
         "dt=2024-01-02/p.parquet"]
