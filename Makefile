@@ -18,7 +18,7 @@ CONF          ?= conf/schemaguard.toml
 CHROMIUM      := /usr/bin/chromium
 SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup run test test-fast lint bench clean
+.PHONY: setup run test test-fast mutants lint bench clean
 
 setup: $(STAMP) $(DELTA_JARS)
 
@@ -59,6 +59,10 @@ NO_JVM := $(CURDIR)/tests/no-jvm
 
 test-fast: setup
 	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow"
+
+# Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail.
+mutants: setup
+	$(PY) -m tests.mutants
 
 bench: setup
 	$(PY) bench/footer_scan.py

@@ -607,3 +607,18 @@ def test_variant_files_shredded_or_not_merge_in_spark_and_in_the_gate(spark: Any
     assert len(table.versions) == 1  # shredding is no schema version
     assert evaluate_gate(table).merge_safe
     assert [f.code for f in run_checks(table) if f.severity == "error"] == []
+
+
+@pytest.mark.parametrize(("physical", "converted", "notation"), [
+    (INT64, TIMESTAMP_MILLIS, "timestamp_ms_utc"), (INT64, TIMESTAMP_MICROS, "timestamp_us_utc"),
+    (INT32, 7, "time_ms"), (INT64, TIME_MICROS, "time_us"), (INT32, UINT_32, "uint32"), (INT32, 15, "int8"),
+])
+def test_legacy_converted_types_alone(tmp_path: Path, physical: int, converted: int, notation: str) -> None:
+    """Writers before LogicalType wrote only the ConvertedType: its unit is the unit, and legacy
+    timestamps are UTC instants (LogicalTypes.md, backward compatibility)."""
+    from schemaguard.formats.notation import parse_primitive
+
+    footer, column = one(leaf_file(tmp_path / "c.parquet",
+                                   element("c", type=physical, repetition=OPTIONAL, converted=converted)))
+    assert column.logical_type is None
+    assert footer.schema.fields[0].type == parse_primitive(notation)

@@ -63,6 +63,16 @@ def test_the_worked_example_rename_under_name_identity() -> None:
     assert all(c.status == "not-run" for c in plan.checks)
 
 
+@pytest.mark.parametrize("order", ["readers-first", "writers-first", "unknown"])
+def test_a_rename_keeps_its_whole_expand_contract_whatever_the_deploy_order(order: str) -> None:
+    plan = build_plan(PlanRequest(OLD, RENAMED, identity="name", renames=(("weight", "weight_kg"),),
+                                  deploy_order=order))  # type: ignore[arg-type]
+    assert [s.kind for s in plan.steps] == ["expand", "dual-write", "backfill", "move-readers",
+                                            "verify-no-reads", "contract"]
+    assert [(c.kind, c.subject) for c in plan.checks] == [
+        ("backfilled", "weight_kg"), ("agree", "weight = weight_kg"), ("no-reads", "weight")]
+
+
 def test_without_rename_the_diff_shows_drop_and_add_with_the_suggestion() -> None:
     plan = build_plan(PlanRequest(OLD, RENAMED, identity="name"))
     kinds = [(o.op.kind.value, o.op.path, o.op.detail) for o in plan.operations]

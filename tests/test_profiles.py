@@ -34,6 +34,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("avro", Options(), one("int64"), one("float"), {("avro.promote.long-float", "info")}),
     ("avro", Options(), one("float"), one("double"), {("avro.promote.float-double", "info")}),
     ("avro", Options(), one("string"), one("binary"), {("avro.promote.string-bytes", "info")}),
+    ("avro", Options(), one("int32"), one("float"), {("avro.promote.int-long", "info")}),  # int -> float
     ("avro", Options(), one("int64"), one("int32"), {("type-mismatch", "error")}),
     ("avro", Options(), one("string"),
      schema_from_notation({"fields": [{"name": "c", "type": "string"},
@@ -50,12 +51,20 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("spark-read", Options(), one("int16"), one("int64"), {("spark-read.int32-family", "info")}),
     ("spark-read", Options(), one("int32"), one("decimal(12,2)"), {("spark-read.int-decimal", "info")}),
     ("spark-read", Options(), one("int64"), one("decimal(12,2)"), {("type-mismatch", "error")}),
+    # the integer digits a decimal needs: 10 for INT32, 20 for INT64 (one fewer is refused)
+    ("spark-read", Options(), one("int32"), one("decimal(11,2)"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("int64"), one("decimal(22,2)"), {("spark-read.int-decimal", "info")}),
+    ("spark-read", Options(), one("int64"), one("decimal(21,2)"), {("type-mismatch", "error")}),
+    # UINT32 fits no int: bigint or double only (parquet-and-spark.md §2.5)
+    ("spark-read", Options(), one("uint32"), one("int32"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("uint32"), one("int64"), set()),  # Spark reads UINT32 as bigint
     ("spark-read", Options(), one("float"), one("double"), {("spark-read.float-double", "info")}),
     ("spark-read", Options(), one("date"), one("timestamp_us_local"), {("spark-read.date-ntz", "info")}),
     ("spark-read", Options(), one("date"), one("timestamp_us_utc"), {("type-mismatch", "error")}),
     ("spark-read", Options(), one("decimal(10,2)"), one("decimal(12,3)"),
      {("spark-read.decimal-widen", "info")}),
     ("spark-read", Options(), one("decimal(12,2)"), one("decimal(10,2)"), {("type-mismatch", "error")}),
+    ("spark-read", Options(), one("decimal(10,3)"), one("decimal(12,2)"), {("type-mismatch", "error")}),
     ("spark-read", Options(), one("timestamp_us_utc"), one("timestamp_us_local"),
      {("spark-read.timestamp-relabel", "warning")}),
     ("spark-read", Options(), one("string"), one("binary"), {("spark-read.binary-string", "warning")}),
@@ -77,6 +86,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
      {("delta.widen.int-double", "info")}),
     ("delta-read", Options(type_widening=True, uniform=True), one("int32"), one("double"),
      {("type-mismatch", "error")}),
+    ("delta-read", Options(type_widening=True), one("int64"), one("double"), {("type-mismatch", "error")}),
     ("delta-read", Options(type_widening=True), one("date"), one("timestamp_us_local"),
      {("delta.widen.date-ntz", "info")}),
     ("delta-read", Options(type_widening=True), one("decimal(10,2)"), one("decimal(13,3)"),
@@ -106,6 +116,11 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
      {("iceberg.missing", "error")}),
     ("iceberg", Options(iceberg_version=3), one("int32", id=1),
      one("int32", nullable=False, id=2, default=0), set()),
+    ("iceberg", Options(), one("int32", id=1),  # v2 has no initial-default
+     one("int32", nullable=False, id=2, default=0), {("iceberg.missing", "error")}),
+    # a name stands in for an id only when both sides lack one
+    ("iceberg", Options(), one("int32", id=1), one("int32", nullable=False), {("iceberg.missing", "error")}),
+    ("iceberg", Options(), one("int32"), one("int32", nullable=False, id=1), {("iceberg.missing", "error")}),
     ("iceberg", Options(), one("int32", id=1), one("int32", nullable=False, id=1),
      {("iceberg.tighten", "error")}),
     ("iceberg", Options(), one({"enum": ["A", "B"]}, id=1), one({"enum": ["A"]}, id=1), set()),
@@ -159,6 +174,19 @@ def all_rule_ids() -> set[str]:
     for module in (base, read, promotions, merge_rules):
         ids |= {v.id for v in vars(module).values() if isinstance(v, base.Rule)}
     return ids
+
+
+# How Spark sees a Parquet type (parquet-and-spark.md §2.4, ParquetToSparkSchemaConverter)
+SPARK_VIEWS = [("uint8", "int16"), ("uint16", "int32"), ("uint32", "int64"), ("uint64", "decimal(20,0)"),
+               ("timestamp_int96", "timestamp_us_utc"), ("timestamp_ms_utc", "timestamp_us_utc"),
+               ("timestamp_ms_local", "timestamp_us_local"), ("json", "string"), ("fixed(4)", "binary")]
+
+
+@pytest.mark.parametrize(("parquet", "seen"), SPARK_VIEWS)  # not `spark`: that name is the session fixture
+def test_how_spark_sees_a_parquet_type(parquet: str, seen: str) -> None:
+    from schemaguard.formats.notation import parse_primitive
+
+    assert base.spark_view(parse_primitive(parquet)) == parse_primitive(seen)
 
 
 def test_every_rule_row_has_a_case() -> None:

@@ -1,0 +1,188 @@
+"""Planted faults: each a one-line change to a rule table or converter that a real bug could make.
+`make mutants` applies them one at a time to a copy of the project, runs the tests that guard
+that code (no JVM: the rule tables' own tests and the oracle-backed ones that run without one),
+and prints `caught N/M` last; it fails unless every fault is caught.
+
+    python -m tests.mutants            # all of them
+    python -m tests.mutants 3 7        # some, by number
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_oracle_avro.py")
+CHANGES = ("tests/test_changes.py", "tests/test_plan.py")
+FOOTERS = ("tests/test_parquet_footer.py", "tests/test_footer_files.py")
+MERGES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_gate.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    what: str
+    file: str
+    old: str  # must occur exactly once in the file
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTANTS = (
+    Mutant("Avro int -> float promotion row dropped", "src/schemaguard/rules/promotions.py",
+           "lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(32), FloatType(64))",
+           "lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(64))", RULES),
+    Mutant("Avro float -> double promotion flipped", "src/schemaguard/rules/promotions.py",
+           '"float -> double", f"{CR} §1 primitive promotions"),\n'
+           "              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),",
+           '"float -> double", f"{CR} §1 primitive promotions"),\n'
+           "              lambda w, r, o: w == FloatType(64) and r == FloatType(32)),", RULES),
+    Mutant("Spark int -> decimal precision bound off by one", "src/schemaguard/rules/promotions.py",
+           "and r.precision - r.scale >= (20 if w.bits == 64 else 10), raw=True),",
+           "and r.precision - r.scale >= (20 if w.bits == 64 else 9), raw=True),", RULES),
+    Mutant("Delta integer widening runs the wrong way", "src/schemaguard/rules/promotions.py",
+           "lambda w, r, o: (_int_bits(w) or 99) < (_int_bits(r) or 0)),",
+           "lambda w, r, o: (_int_bits(r) or 99) < (_int_bits(w) or 0)),", MERGES),
+    Mutant("Delta widening lets long become double", "src/schemaguard/rules/promotions.py",
+           "lambda w, r, o: not o.uniform and (_int_bits(w) or 99) <= 32 and r == FloatType(64)),",
+           "lambda w, r, o: not o.uniform and (_int_bits(w) or 99) <= 64 and r == FloatType(64)),", MERGES),
+    Mutant("Iceberg decimal promotion allows a scale change", "src/schemaguard/rules/promotions.py",
+           "              lambda w, r, o: _same_scale_wider(w, r)),",
+           "              lambda w, r, o: _decimal_widens(w, r)),", RULES),
+    Mutant("decimal widening loses one digit of scale", "src/schemaguard/rules/promotions.py",
+           "and r.scale >= w.scale and r.precision - r.scale >= w.precision - w.scale)",
+           "and r.scale >= w.scale - 1 and r.precision - r.scale >= w.precision - w.scale)", RULES),
+    Mutant("Spark reads UINT32 as int", "src/schemaguard/rules/promotions.py",
+           "        return r in (IntType(64), FloatType(64))",
+           "        return r in (IntType(32), IntType(64), FloatType(64))", RULES),
+    Mutant("Avro's view of a 16-bit int as long", "src/schemaguard/rules/promotions.py",
+           "return IntType(64) if t.bits == 64 else IntType(32)",
+           "return IntType(64) if t.bits >= 16 else IntType(32)", RULES),
+    Mutant("Delta read accepts tightened nullability", "src/schemaguard/rules/read.py",
+           '"be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,',
+           '"be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=True,', RULES),
+    Mutant("Spark read checks nullability", "src/schemaguard/rules/read.py",
+           'f"{PS} §2.5"), tighten_ok=True,', 'f"{PS} §2.5"), tighten_ok=False,', RULES),
+    Mutant("Iceberg's v3 initial-default read on v2", "src/schemaguard/rules/read.py",
+           "missing_ok=lambda f, o: f.nullable or (o.iceberg_version >= 3 and f.has_default),",
+           "missing_ok=lambda f, o: f.nullable or f.has_default,", RULES),
+    Mutant("Avro reads a missing field without a default", "src/schemaguard/rules/read.py",
+           "    missing_ok=lambda f, o: f.has_default,", "    missing_ok=lambda f, o: True,", RULES),
+    Mutant("case-insensitive matching made case-sensitive", "src/schemaguard/rules/identity.py",
+           'out = [exact, ("name-ci", lambda w: w.name.lower(), lambda r: (r.name.lower(),))]',
+           'out = [exact, ("name-ci", lambda w: w.name, lambda r: (r.name,))]', RULES + CHANGES),
+    Mutant("id readers fall back to names for fields with ids", "src/schemaguard/rules/identity.py",
+           'lambda r: (r.name,) if r.id is None else ())]',
+           'lambda r: (r.name,))]', RULES + CHANGES),
+    Mutant("Spark merge ANDs nullability", "src/schemaguard/rules/merge.py",
+           "return Field(reader.name, type_result, reader.nullable or writer.nullable, reader.id)",
+           "return Field(reader.name, type_result, reader.nullable and writer.nullable, reader.id)", MERGES),
+    Mutant("Spark merge takes the smaller decimal precision", "src/schemaguard/rules/merge.py",
+           "return DecimalType(max(lt.precision, rt.precision), lt.scale)",
+           "return DecimalType(min(lt.precision, rt.precision), lt.scale)", MERGES),
+    Mutant("Delta's byte/short/int mix excludes int", "src/schemaguard/rules/merge.py",
+           "return isinstance(t, IntType) and t.signed and t.bits <= 32",
+           "return isinstance(t, IntType) and t.signed and t.bits <= 16", MERGES),
+    Mutant("Spark merge ignores spark.sql.caseSensitive", "src/schemaguard/rules/merge.py",
+           "return name if self.o.case_sensitive else name.lower()", "return name.lower()", MERGES),
+    Mutant("Spark reads UINT32 as int (converter)", "src/schemaguard/base.py",
+           "return {8: IntType(16), 16: IntType(32), 32: IntType(64)}.get(t.bits, DecimalType(20, 0))",
+           "return {8: IntType(16), 16: IntType(32), 32: IntType(32)}.get(t.bits, DecimalType(20, 0))",
+           RULES + MERGES),
+    Mutant("Spark timestamp unit swapped to millis", "src/schemaguard/base.py",
+           'return TimestampType("us", t.utc)', 'return TimestampType("ms", t.utc)', RULES + MERGES),
+    Mutant("INT96 loses its UTC flag", "src/schemaguard/base.py",
+           '        return TimestampType("us", True)\n    return t',
+           '        return TimestampType("us", False)\n    return t', RULES + MERGES),
+    Mutant("legacy TIMESTAMP_MILLIS/MICROS units swapped", "src/schemaguard/formats/parquet.py",
+           '9: TimestampType("ms", True), 10: TimestampType("us", True),',
+           '9: TimestampType("us", True), 10: TimestampType("ms", True),', FOOTERS),
+    Mutant("unsigned INTEGER logical types read as signed", "src/schemaguard/formats/parquet.py",
+           "return IntType(body[1], bool(body.get(2)))", "return IntType(body[1], True)", FOOTERS),
+    Mutant("signed -> unsigned counted as widening", "src/schemaguard/rules/changes.py",
+           "fits = new.bits > old.bits and (new.signed or not old.signed)",
+           "fits = new.bits > old.bits", CHANGES),
+    Mutant("int64 -> double counted as exact", "src/schemaguard/rules/changes.py",
+           "_MANTISSA_BITS = {16: 11, 32: 24, 64: 53}", "_MANTISSA_BITS = {16: 11, 32: 24, 64: 63}", CHANGES),
+    Mutant("a rename under name identity shipped as one edit", "src/schemaguard/plan/planner.py",
+           '("quiet", "quiet"), "readers by name read nulls for a renamed column, both ways",\n'
+           "        always_staged=True),",
+           '("quiet", "quiet"), "readers by name read nulls for a renamed column, both ways",\n'
+           "        always_staged=False),", CHANGES),
+    Mutant("the deploy order's mode inverted", "src/schemaguard/plan/planner.py",
+           'base = {"readers-first": "BACKWARD", "writers-first": "FORWARD", "unknown": "FULL"}[order]',
+           'base = {"readers-first": "FORWARD", "writers-first": "BACKWARD", "unknown": "FULL"}[order]',
+           CHANGES),
+)
+
+
+def _copy(into: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    for part in ("src", "tests"):
+        shutil.copytree(ROOT / part, into / part, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):  # pytest's settings; the plan's tests read the README
+        shutil.copy(ROOT / name, into / name)
+
+
+def _environment(copy: Path) -> dict[str, str]:
+    """As `make test-fast` runs: no JVM (a fake `java` first on PATH), the copy's source first."""
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    no_jvm = str(ROOT / "tests" / "no-jvm")
+    env.update(PYTHONPATH=str(copy / "src"), SPARK_CONF_DIR=no_jvm, PATH=f"{no_jvm}:{env.get('PATH', '')}")
+    return env
+
+
+def _pytest(copy: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m",
+               "not spark and not slow", "-o", "addopts=", *tests]
+    return subprocess.run(command, cwd=copy, env=_environment(copy), capture_output=True, text=True)
+
+
+def run(mutant: Mutant) -> bool:
+    """Is the planted fault caught (some relevant test fails)?"""
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        copy = Path(tmp)
+        _copy(copy)
+        target = copy / mutant.file
+        text = target.read_text(encoding="utf-8")
+        if text.count(mutant.old) != 1:
+            raise SystemExit(f"mutant {mutant.what!r}: its line is not in {mutant.file} exactly once; "
+                             "update tests/mutants.py")
+        target.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+        return _pytest(copy, mutant.tests).returncode != 0
+
+
+def baseline() -> None:
+    """Unmutated, every test used here must pass, or a 'caught' would mean nothing."""
+    tests = tuple(sorted({t for m in MUTANTS for t in m.tests}))
+    with tempfile.TemporaryDirectory(prefix="mutant-base-") as tmp:
+        _copy(Path(tmp))
+        done = _pytest(Path(tmp), tests)
+        if done.returncode != 0:
+            raise SystemExit("the unmutated copy fails its tests:\n" + done.stdout[-3000:])
+        check = subprocess.run([sys.executable, "-c", "import schemaguard; print(schemaguard.__file__)"],
+                               env=_environment(Path(tmp)), capture_output=True, text=True)
+        if not check.stdout.startswith(tmp):
+            raise SystemExit(f"the copy's source is not the one imported: {check.stdout.strip()}")
+
+
+def main(argv: list[str]) -> int:
+    chosen = [MUTANTS[int(a) - 1] for a in argv] if argv else list(MUTANTS)
+    baseline()
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        results = list(pool.map(run, chosen))
+    for m, caught in zip(chosen, results, strict=True):
+        print(f"{'caught  ' if caught else 'SURVIVED'} {MUTANTS.index(m) + 1:2}. {m.what} ({m.file})")
+    total = sum(results)
+    print(f"caught {total}/{len(chosen)}")
+    return 0 if total == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
