@@ -338,3 +338,28 @@ def test_manifest_null_counts_decide_where_the_footer_has_none(catalog: SqlCatal
     assert (i.verdict, i.decided_by) == ("proven", "manifest")
     engine = t.refresh().scan().to_arrow()
     assert (engine["v"].null_count, engine["id"].null_count) == (1, 0)
+
+
+def test_a_plan_on_an_iceberg_catalog_table(catalog: SqlCatalog, tmp_path: Path) -> None:
+    """Tightening `v` to required, planned against the table in its SQL catalog (no Spark): the
+    not-null check is proven from the table's own statistics, so it is one edit; with a null it
+    is refuted, and the plan stays staged."""
+    t = catalog.create_table("db.events", IcebergSchema(NestedField(1, "id", LongType()),
+                                                        NestedField(2, "v", LongType())))
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([5, 6], pa.int64())}))
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    fields = [{"name": "id", "id": 1, "type": "int64"}, {"name": "v", "id": 2, "type": "int64"}]
+    old.write_text(json.dumps({"fields": fields}))
+    new.write_text(json.dumps({"fields": [fields[0], {**fields[1], "nullable": False}]}))
+    args = ("plan", str(old), str(new), "--table", "db.events", "--catalog", "test", "--catalog-uri",
+            f"sqlite:///{tmp_path}/catalog.db", "--format", "json")
+    done = cli(*args)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["profiles"] == ["spark-read", "iceberg"] and doc["safe_as_single_edit"]
+    [check] = doc["checks"]
+    assert (check["kind"], check["status"]) == ("not-null", "proven")
+    t.append(pa.table({"id": pa.array([3], pa.int64()), "v": pa.array([None], pa.int64())}))
+    refuted = cli(*args)
+    assert refuted.returncode == 1
+    assert json.loads(refuted.stdout)["checks"][0]["status"] == "refuted"

@@ -72,6 +72,12 @@ IcebergVersionOption = Annotated[str, typer.Option(
 TimestampOption = Annotated[str | None, typer.Option(
     "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)")]
 UniformOption = Annotated[bool, typer.Option("--uniform", help="Delta UniForm (Iceberg readers) is on")]
+CatalogOption = Annotated[str | None, typer.Option(
+    "--catalog", help="Iceberg catalog name as pyiceberg is configured; the table is db.table")]
+CatalogUriOption = Annotated[str | None, typer.Option(
+    "--catalog-uri", help="Iceberg SQL catalog at this SQLAlchemy URI (sqlite:///c.db); table: db.table")]
+SparkCatalogOption = Annotated[bool, typer.Option(
+    "--spark-catalog", help="the table is db.table of the Spark session's catalog: read at its location")]
 CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
 
 T = TypeVar("T")
@@ -98,11 +104,8 @@ def scan(
     include_unreferenced: Annotated[bool, typer.Option(
         "--include-unreferenced", help="Delta/Iceberg: also read files on disk the snapshot leaves out"),
     ] = False,
-    catalog: Annotated[str | None, typer.Option(
-        "--catalog", help="Iceberg catalog name as pyiceberg is configured; PATH is db.table")] = None,
-    catalog_uri: Annotated[str | None, typer.Option(
-        "--catalog-uri", help="Iceberg SQL catalog at this SQLAlchemy URI (sqlite:///c.db); PATH is db.table")
-    ] = None,
+    catalog: CatalogOption = None,
+    catalog_uri: CatalogUriOption = None,
 ) -> None:
     """Read every footer: schema versions, columns that change between them, unreadable files.
     Delta and Iceberg tables are read through their logs: the snapshot's files, columns by
@@ -114,12 +117,8 @@ def scan(
 
     how = ReadOptions(_choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
                       _instant(timestamp) if timestamp is not None else None, include_unreferenced)
-    ref = None
-    if catalog is not None or catalog_uri is not None:
-        from schemaguard.lake.iceberg import CatalogRef
-
-        ref = CatalogRef(catalog or "default", catalog_uri)
-    table = _read_table(path, output, spark=engine == Engine.spark, how=how, catalog=ref)
+    table = _read_table(path, output, spark=engine == Engine.spark, how=how,
+                        catalog=_catalog_ref(catalog, catalog_uri))
     summary, found = summarize(path, table), run_checks(table)
     if output == OutputFormat.json:
         _print_json(scan_report.scan_json(summary, found, max_files))
@@ -281,11 +280,9 @@ def check(
     version: Annotated[int | None, typer.Option(
         "--version", help="Delta table version or Iceberg snapshot id")] = None,
     timestamp: TimestampOption = None,
-    catalog: Annotated[str | None, typer.Option("--catalog", help="Iceberg catalog name")] = None,
-    catalog_uri: Annotated[str | None, typer.Option("--catalog-uri", help="Iceberg SQL catalog URI")] = None,
-    spark_catalog: Annotated[bool, typer.Option(
-        "--spark-catalog", help="TABLE is db.table of the Spark session's catalog: read at its location")
-    ] = False,
+    catalog: CatalogOption = None,
+    catalog_uri: CatalogUriOption = None,
+    spark_catalog: SparkCatalogOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Prove what no schema shows, from statistics first and from the data (Spark, Great
@@ -304,14 +301,9 @@ def check(
     if not proofs:
         fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values, "
              "--unit-drift)")
-    ref = None
-    if catalog is not None or catalog_uri is not None:
-        from schemaguard.lake.iceberg import CatalogRef
-
-        ref = CatalogRef(catalog or "default", catalog_uri)
-    location = _spark_table_location(path) if spark_catalog else path
     how = ReadOptions(version=version, timestamp=_instant(timestamp) if timestamp is not None else None)
-    table = _read_table(location, output, how=how, catalog=ref)
+    table = _read_table(_spark_table_location(path) if spark_catalog else path, output, how=how,
+                        catalog=_catalog_ref(catalog, catalog_uri))
     scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
 
     results = run_proofs(table, proofs, scope, _spark_factory("schemaguard-check"), footer_only, key or (),
@@ -349,6 +341,9 @@ def plan(
     ] = None,
     conf: Annotated[Path | None, typer.Option("--conf", help="configuration file: its [plan] weeks")] = None,
     footer_only: Annotated[bool, typer.Option("--footer-only", help="checks from statistics only")] = False,
+    catalog: CatalogOption = None,
+    catalog_uri: CatalogUriOption = None,
+    spark_catalog: SparkCatalogOption = False,
     output: Annotated[str, typer.Option("--format", help="text, json or markdown")] = "text",
 ) -> None:
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
@@ -366,7 +361,11 @@ def plan(
 
         durations = load_durations(conf)
     old_schema, new_schema = _schemas([old])[0][-1][1], _schemas([new])[0][-1][1]
-    read = _read_table(table, OutputFormat.json if shape != "text" else OutputFormat.text) if table else None
+    read = None
+    if table is not None:
+        read = _read_table(_spark_table_location(table) if spark_catalog else table,
+                           OutputFormat.json if shape != "text" else OutputFormat.text,
+                           catalog=_catalog_ref(catalog, catalog_uri))
     if not chosen:
         chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
                                      if read and read.iceberg else ())
@@ -578,6 +577,15 @@ def _read_table(path: str, output: OutputFormat, spark: bool = False,
         return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path, how=how)
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
         return read_listing(listing, advance, location=path, how=how)
+
+
+def _catalog_ref(catalog: str | None, catalog_uri: str | None) -> CatalogRef | None:
+    """The Iceberg catalog the options name, if any (`default` when only a URI is given)."""
+    if catalog is None and catalog_uri is None:
+        return None
+    from schemaguard.lake.iceberg import CatalogRef
+
+    return CatalogRef(catalog or "default", catalog_uri)
 
 
 def _spark_factory(name: str) -> Callable[[], Any]:
