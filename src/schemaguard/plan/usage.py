@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import signal
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,6 +30,7 @@ from datetime import UTC, datetime
 from functools import partial
 from itertools import chain
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO, TypeVar
 
 import sqlglot
@@ -341,8 +343,19 @@ class _Timeout(Exception):
     pass
 
 
-def _alarm(signum: int, frame: object) -> None:
-    raise _Timeout
+RETRY_SECONDS = 0.01
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    # The signal lands in whatever Python code runs now, which may be a finalizer (py4j's, in a
+    # session with Spark) that would swallow the exception and print it: raise only inside the
+    # work itself (sqlglot's or our code), else try again a moment later.
+    signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
+    if frame is not None and any(part in frame.f_code.co_filename for part in _WORK):
+        raise _Timeout
+
+
+_WORK = (f"{os.sep}sqlglot{os.sep}", f"{os.sep}schemaguard{os.sep}")
 
 
 def within(seconds: float, work: Callable[[], R]) -> R:
