@@ -243,3 +243,66 @@ def as_nullable(schema: Schema) -> Schema:
         return Field(x.name, t(x.type), True)
 
     return Schema(tuple(f(x) for x in schema.fields))
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine's "no": only the error conditions the rules predict count as one
+
+# Each rule (by id) and the Spark/Delta error conditions it predicts (the condition or one on its
+# cause chain), as Spark 4.1 and Delta 4.4 raise them: a read with a declared schema fails in the
+# task (FAILED_READ_FILE.*), mergeSchema while merging footers, Delta's append in analysis.
+ENGINE_ERRORS: dict[str, frozenset[str]] = {
+    # Spark 4.1 fails some mismatches with no error class at all: a byte read from a dictionary-
+    # encoded INT32 column it cannot convert (date or uint32 declared as tinyint) throws Java's
+    # UnsupportedOperationException from OnHeapColumnVector.getByte (found by this oracle).
+    "type-mismatch": frozenset({"FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH",
+                                "java.lang.UnsupportedOperationException"}),
+    "shape-mismatch": frozenset({"FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"}),
+    # read with a declared schema, Spark never converts the file's type, and meets the column as
+    # a mismatch instead (TIMESTAMP(NANOS) declared as tinyint, found by the read oracle)
+    "spark.illegal-type": frozenset({"PARQUET_TYPE_ILLEGAL",
+                                     "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"}),
+    "spark-merge.equal": frozenset({"CANNOT_MERGE_SCHEMAS"}),
+    "spark-merge.decimal-scale": frozenset({"CANNOT_MERGE_SCHEMAS"}),
+    "merge.kind": frozenset({"CANNOT_MERGE_SCHEMAS", "DELTA_FAILED_TO_MERGE_FIELDS"}),
+    "delta-merge.type": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
+    "delta-merge.no-widening": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
+    "delta-merge.timestamp-ntz": frozenset({"DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"}),
+}
+KNOWN_REFUSALS = frozenset().union(*ENGINE_ERRORS.values())
+
+
+def conditions(e: BaseException) -> list[str]:
+    """Spark's error conditions of an engine failure: the Python exception's, then the JVM
+    exception's and its causes' (a task failure reaches Python as Py4JJavaError); a root cause
+    without an error class is named by its Java class."""
+    found = []
+    own = getattr(e, "getCondition", None)
+    if callable(own) and own():
+        found.append(str(own()))
+    java = getattr(e, "java_exception", None)
+    while java is not None and len(found) < 10:
+        try:
+            condition = java.getCondition()
+        except Exception:  # a JVM exception that is no SparkThrowable
+            condition = None
+        if condition:
+            found.append(str(condition))
+        elif java.getCause() is None:  # the root, with no error class: its Java class stands in
+            found.append(str(java.getClass().getName()))
+        java = java.getCause()
+    return found
+
+
+def refusal(e: BaseException) -> str:
+    """The condition of an engine's "no"; any failure no rule predicts is raised again, so an
+    infrastructure error never passes as a verdict."""
+    known = [c for c in conditions(e) if c in KNOWN_REFUSALS]
+    if not known:
+        raise e
+    return known[0]
+
+
+def predicted(rule_ids: set[str], condition: str) -> bool:
+    """Does one of our rules name the condition the engine refused with?"""
+    return any(condition in ENGINE_ERRORS.get(r, ()) for r in rule_ids)

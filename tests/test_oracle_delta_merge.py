@@ -18,7 +18,7 @@ from schemaguard.formats.notation import dumps
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.model import Schema
 from schemaguard.rules.profiles import merge_schemas
-from tests.oracles import as_nullable, related_pairs, writable, write_parquet
+from tests.oracles import as_nullable, predicted, refusal, related_pairs, writable, write_parquet
 
 ORACLE = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -34,7 +34,7 @@ def delta_append(spark: Any, table: Schema, data: Schema, widening: bool) -> tup
             first = spark.read.parquet(str(folder / "table.parquet"))
             second = spark.read.parquet(str(folder / "data.parquet"))
         except Exception as e:  # Spark cannot read the file at all (e.g. NANOS)
-            return False, None, str(e).splitlines()[0][:200]
+            return False, None, refusal(e)
         target = str(folder / "delta")
         first.write.format("delta").save(target)
         if widening:
@@ -42,8 +42,8 @@ def delta_append(spark: Any, table: Schema, data: Schema, widening: bool) -> tup
                       "('delta.enableTypeWidening' = 'true')")
         try:
             second.write.format("delta").mode("append").option("mergeSchema", "true").save(target)
-        except Exception as e:  # AnalysisException / DeltaAnalysisException: the oracle said no
-            return False, None, str(e).splitlines()[0][:200]
+        except Exception as e:  # Delta's "no", when its condition is one a rule predicts
+            return False, None, refusal(e)
         merged = spark.read.format("delta").load(target).schema
         return True, schema_from_spark_json(merged.json()), ""
     finally:
@@ -60,6 +60,8 @@ def test_delta_merge_agrees_with_delta(spark: Any, widening: bool, pair: tuple[S
     ours = merge_schemas([table, data], "delta-merge", Options(type_widening=widening))
     assert ours.ok == ok, (f"ours={ours.conflicts} delta={error or 'ok'}\n"
                            f"table={dumps(table)}\ndata={dumps(data)}")
+    if not ok:  # both refuse: for the reason our rule names
+        assert predicted({c.rule.id for c in ours.conflicts}, error), (error, ours.conflicts)
     if ok:
         assert ours.merged is not None and delta_schema is not None
         assert as_nullable(ours.merged) == as_nullable(delta_schema), (

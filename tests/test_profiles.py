@@ -68,6 +68,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("spark-read", Options(), one("timestamp_us_utc"), one("timestamp_us_local"),
      {("spark-read.timestamp-relabel", "warning")}),
     ("spark-read", Options(), one("string"), one("binary"), {("spark-read.binary-string", "warning")}),
+    ("spark-read", Options(), one("fixed(4)"), one("string"), {("type-mismatch", "error")}),  # FLBA: no
+    ("spark-read", Options(), one("fixed(4)"), one("binary"), set()),
     ("spark-read", Options(), one("int64"), one("double"), {("type-mismatch", "error")}),
     ("spark-read", Options(), one("timestamp_ns_utc"), one("timestamp_us_utc"),
      {("spark.illegal-type", "error")}),

@@ -17,6 +17,7 @@ from schemaguard.model import (
     DataType,
     DateType,
     DecimalType,
+    EnumType,
     FloatType,
     Int96Type,
     IntType,
@@ -136,9 +137,11 @@ SPARK_READ_PROMOTIONS = (
               warning="values are silently re-labelled between instant and local time"),
     Promotion(Rule("spark-read.binary-string", "BYTE_ARRAY read as string or binary", f"{PS} §2.5, "
                    "§2.6 (string vs binary)"),
-              lambda w, r, o: isinstance(w, StringType | BinaryType)
+              # the writer's own type: a FIXED_LEN_BYTE_ARRAY is binary to Spark, but never a string
+              # (FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH, found by the read oracle)
+              lambda w, r, o: isinstance(w, StringType | BinaryType | JsonType | EnumType)
               and isinstance(r, StringType | BinaryType),
-              warning="bytes are silently re-labelled between string and binary"),
+              warning="bytes are silently re-labelled between string and binary", raw=True),
 )
 
 # Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").
