@@ -221,6 +221,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
         catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
@@ -249,6 +250,7 @@ def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
     assert "Iceberg table, snapshot" in text.stdout and "rename name -> title" in text.stdout
 
 
+@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
     cases = [
@@ -266,6 +268,7 @@ def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path:
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_the_audit_reads_an_iceberg_catalog_table_without_spark(catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
     conf = tmp_path / "schemaguard.toml"
