@@ -24,11 +24,12 @@ from schemaguard.cli import fail, main
 
 
 def gate_step(args: list[str]) -> int:
-    """The step's recorded checks, then its data proofs through `check`: the worse exit wins."""
+    """The step's recorded checks, then its data proofs through `check`: the worse verdict wins."""
     from pathlib import Path
 
     from schemaguard.errors import UsageError
     from schemaguard.plan.gate import step_gate
+    from schemaguard.proofs import EXIT_CODES, overall
 
     options = dict(zip(args[::2], args[1::2], strict=False))
     if "--step" not in options or len(args) != 4:
@@ -37,18 +38,19 @@ def gate_step(args: list[str]) -> int:
         gate = step_gate(Path(options["--plan"]), options["--step"])
     except UsageError as e:
         fail(str(e))
-    for kind, subject, status, evidence in gate.recorded:
+    for kind, subject, status, evidence in gate.recorded_checks:
         print(f"{kind} {subject}: {status}" + (f" ({evidence})" if evidence else ""), file=sys.stderr)
-    code = gate.recorded_exit
+    verdicts = [gate.recorded]
     if gate.check_argv:
         sys.argv = [sys.argv[0], *gate.check_argv]
         try:
             main()
         except SystemExit as done:
-            data = done.code if isinstance(done.code, int) else 2
-            code = data if data in (1, 2) or code == 0 else max(code, data)
-    return code
-
+            by_exit = {code: verdict for verdict, code in EXIT_CODES.items()}
+            if done.code not in by_exit:
+                return 2  # bad input: check said so in one line
+            verdicts.append(by_exit[done.code])
+    return EXIT_CODES[overall(verdicts)]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

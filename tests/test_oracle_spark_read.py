@@ -57,8 +57,11 @@ def same(expected: Any, got: Any) -> bool:
     if isinstance(expected, dict):
         return isinstance(got, dict) and all(same(v, _ci_get(got, k)) for k, v in expected.items()
                                              if _ci_get(got, k, missing=True) is not _MISSING)
-    if isinstance(expected, list):
-        return isinstance(got, list | dict) and len(expected) == len(got)
+    if isinstance(expected, list) and isinstance(got, dict):  # a map: pyarrow's (key, value) pairs
+        return len(expected) == len(got) and all(same(v, got.get(k)) for k, v in expected)
+    if isinstance(expected, list):  # every element, not only how many
+        return isinstance(got, list) and len(expected) == len(got) and all(
+            same(e, g) for e, g in zip(expected, got, strict=True))
     text = (bytes, bytearray, str)
     if isinstance(expected, text) != isinstance(got, text):
         return False  # e.g. a decimal read as its raw bytes

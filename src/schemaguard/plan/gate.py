@@ -11,18 +11,19 @@ from typing import Any
 
 from schemaguard.errors import UsageError
 from schemaguard.plan.planner import DATA_PROOFS, STEP_ORDER
+from schemaguard.proofs import Verdict, overall
 
 
 @dataclass(frozen=True, slots=True)
 class StepGate:
     check_argv: tuple[str, ...]  # `check TABLE --kind subject ...`; empty when no data proof gates it
-    recorded: tuple[tuple[str, str, str, str], ...]  # (kind, subject, status, evidence) from the plan
+    recorded_checks: tuple[tuple[str, str, str, str], ...]  # (kind, subject, status, evidence) from the plan
 
     @property
-    def recorded_exit(self) -> int:
-        """As `check` exits: 1 if one is refuted, 3 if one is not proven, else 0."""
-        statuses = {status for _, _, status, _ in self.recorded}
-        return 1 if "refuted" in statuses else 3 if statuses - {"proven"} else 0
+    def recorded(self) -> Verdict:
+        """The recorded checks together, as `check` counts proofs (not run: unknown)."""
+        return overall(status if status in ("proven", "refuted") else "unknown"  # type: ignore[misc]
+                       for _, _, status, _ in self.recorded_checks)
 
 
 def step_gate(plan_file: Path, step: str) -> StepGate:

@@ -554,12 +554,3 @@ def schedule(kinds: Sequence[StepKind], d: Durations, readers: int) -> dict[Step
         end = max(end, out[kind][1])
     return out
 
-
-def describe_op(op: Operation) -> str:
-    """One line for a person: what changes where."""
-    where = f"{op.old_path} -> {op.path}" if op.old_path else op.path or "(top level)"
-    change = " -> ".join(x for x in (op.before, op.after) if x is not None)
-    detail = op.detail if op.detail not in ("", op.before, op.after) else ""
-    return f"{op.kind.value} {where}" + (f": {change}" if change and op.kind != OpKind.RENAME else "") + (
-        f" ({detail})" if detail else "")
-

@@ -9,6 +9,7 @@ with Great Expectations (`gx_spark.py`). `run.py` puts the two together over a s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -59,7 +60,7 @@ class ProofResult:
 EXIT_CODES: dict[Verdict, int] = {"proven": 0, "refuted": 1, "unknown": 3}  # `check`'s exit codes
 
 
-def overall(results: list[ProofResult]) -> Verdict:
+def overall(verdicts: Iterable[Verdict]) -> Verdict:
     """Refuted if any is, else unknown if any is, else proven."""
-    verdicts = {r.verdict for r in results}
+    verdicts = set(verdicts)
     return "refuted" if "refuted" in verdicts else "unknown" if "unknown" in verdicts else "proven"

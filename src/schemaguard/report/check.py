@@ -21,7 +21,7 @@ class CheckReport:
 
     @property
     def verdict(self) -> Verdict:
-        return overall(list(self.results))
+        return overall(r.verdict for r in self.results)
 
     @property
     def exit_code(self) -> int:

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step, describe_op
+from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step
 from schemaguard.report.console import console as terminal
+
+
+def describe_op(planned: PlannedOperation) -> str:
+    """One line for a person: what changes where."""
+    op = planned.op
+    where = f"{op.old_path} -> {op.path}" if op.old_path else op.path or "(top level)"
+    change = " -> ".join(x for x in (op.before, op.after) if x is not None)
+    detail = op.detail if op.detail not in ("", op.before, op.after) else ""
+    return f"{op.kind.value} {where}" + (f": {change}" if change and op.kind.value != "rename" else "") + (
+        f" ({detail})" if detail else "")
 
 
 def _check_json(c: Check) -> dict[str, Any]:
@@ -59,7 +69,7 @@ def plan_text(plan: Plan) -> None:
     out.print("\noperations", markup=False)
     for o in plan.operations:
         mark = "safe" if o.safe_as_single_edit else o.strategy
-        out.print(f"  {describe_op(o.op)}  [{mark}]: {o.why}", soft_wrap=True, markup=False)
+        out.print(f"  {describe_op(o)}  [{mark}]: {o.why}", soft_wrap=True, markup=False)
         out.print(f"    {_verdicts(o)}", soft_wrap=True, markup=False)
     out.print("\nsteps", markup=False)
     for i, s in enumerate(plan.steps, start=1):
@@ -82,7 +92,7 @@ def _cell(text: str) -> str:
 def plan_markdown(plan: Plan) -> str:
     lines = [f"## Schema change plan: {_headline(plan)}", "", "| operation | verdicts | strategy | why |",
              "|---|---|---|---|"]
-    lines += [f"| {_cell(describe_op(o.op))} | {_cell(_verdicts(o))} | "
+    lines += [f"| {_cell(describe_op(o))} | {_cell(_verdicts(o))} | "
               f"{'safe' if o.safe_as_single_edit else o.strategy} | {_cell(o.why)} |"
               for o in plan.operations]
     lines += ["", "| # | when | step | entry checks |", "|---|---|---|---|"]
