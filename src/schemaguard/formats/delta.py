@@ -1,7 +1,8 @@
 """A Delta table's schema history from its transaction log (`_delta_log/`), read directly.
 
-Every schema its log sets (`metaData.schemaString`), in commit order, a schema equal to the one
-before it left out, labelled with the Delta table version that set it (`v0` is the creation).
+Every schema its log sets (`metaData.schemaString`), in commit order, a schema (and partitioning)
+equal to the one before it left out, labelled with the Delta table version that set it (`v0` is
+the creation).
 Under column mapping (`name` or `id`), each field's `delta.columnMapping.id` becomes its id.
 When cleaned-up commits leave a checkpoint as the oldest state, the history starts with the
 checkpoint's metaData, and a note says so (Delta PROTOCOL.md: checkpoints, commit files).
@@ -33,6 +34,7 @@ BOOKKEEPING = frozenset({MAPPING_PHYSICAL_KEY, MAPPING_ID_KEY, "delta.typeChange
 _COMMIT = re.compile(r"(\d{20})\.json")
 # Classic (`n.checkpoint.parquet`), multi-part (`n.checkpoint.i.k.parquet`) and V2 (`n.checkpoint.uuid.json`).
 _CHECKPOINT = re.compile(r"(\d{20})\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
+_CHECKPOINT_PART = re.compile(r"\d{20}\.checkpoint\.(\d{10})\.(\d{10})\.parquet")  # part i of k
 
 
 class DeltaFile(NamedTuple):
@@ -60,7 +62,9 @@ class DeltaFile(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class DeltaSchemaVersion:
-    """A schema the log set (a `metaData` action whose schema differs from the one before)."""
+    """A schema the log set (a `metaData` action whose schema or partition columns differ from the
+    one before: a DataFrame overwritten with `overwriteSchema` and another `partitionBy` keeps its
+    schema and changes only the partitioning, which the snapshot's files are read by)."""
 
     version: int  # the commit (or checkpoint) that set it
     timestamp: float | None  # the commit's time: its in-commit timestamp, else its file's mtime
@@ -131,13 +135,18 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
             commits[int(m[1])] = entry
         elif m := _CHECKPOINT.fullmatch(entry.base_name):
             checkpoints.setdefault(int(m[1]), []).append(entry.path)
+    whole = {v: _whole_checkpoint(paths) for v, paths in checkpoints.items()}
+    partial = sorted(v for v, paths in whole.items() if not paths)
+    checkpoints = {v: paths for v, paths in whole.items() if paths}
     if not commits and not checkpoints:
-        raise SchemaLoadError(f"{shown}: no Delta commits or checkpoints")
-    read = {v: _commit(filesystem, info, inside(shown, info.base_name))  # later ones: never, at a version
-            for v, info in sorted(commits.items()) if version is None or v <= version}
+        raise SchemaLoadError(f"{shown}: no Delta commits or checkpoints{_lacking(partial)}")
+    # Commits after the version asked for are never read (nor does their time count).
+    read = _monotonic({v: _commit(filesystem, info, inside(shown, info.base_name))
+                       for v, info in sorted(commits.items()) if version is None or v <= version})
     target = _target_version(read, set(commits) | set(checkpoints), version, timestamp, shown)
     start, replay = _replay_plan({v for v in commits if v <= target},
-                                 {v for v in checkpoints if v <= target}, shown)
+                                 {v for v in checkpoints if v <= target}, shown,
+                                 [v for v in partial if v <= target])
     files: dict[str, tuple[dict[str, Any], int | None]] = {}  # path -> (add, added in): built last
     metas: list[tuple[int, float | None, dict[str, Any]]] = []
     protocol: dict[str, Any] = {}
@@ -162,9 +171,9 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     for v, when, meta in metas:
         where = inside(shown, f"{v:020d}.json")
         schema = _delta_schema(meta, where)
-        if not schemas or schemas[-1].schema != schema:
-            schemas.append(DeltaSchemaVersion(v, when, schema, _configuration(meta),
-                                              tuple(meta.get("partitionColumns") or ())))
+        partitioning = tuple(meta.get("partitionColumns") or ())
+        if not schemas or (schemas[-1].schema, schemas[-1].partition_columns) != (schema, partitioning):
+            schemas.append(DeltaSchemaVersion(v, when, schema, _configuration(meta), partitioning))
     if not schemas:
         raise SchemaLoadError(f"{shown}: no metaData action with a schema in the log")
     cut = f"history starts at checkpoint v{start}: older commits were cleaned up"
@@ -195,9 +204,40 @@ def _target_version(read: dict[int, _Commit], versions: set[int], version: int |
     return latest
 
 
-def _replay_plan(commits: set[int], checkpoints: set[int], shown: str) -> tuple[int | None, list[int]]:
+def _whole_checkpoint(paths: list[str]) -> list[str]:
+    """The files of one whole checkpoint among those a version has: a classic or V2 checkpoint is
+    one file; a multi-part one counts only with all of its parts (a writer that dies while writing
+    one leaves some, and a reader must skip such a set, Delta PROTOCOL.md "Checkpoints"; delta-spark
+    refuses it with DELTA_MISSING_PART_FILES). Empty when the version has no whole checkpoint."""
+    sets: dict[int, dict[int, str]] = {}
+    for path in sorted(paths):
+        part = _CHECKPOINT_PART.fullmatch(path.rpartition("/")[2])
+        if part is None:
+            return [path]  # any whole one will do: every checkpoint of a version holds the same state
+        sets.setdefault(int(part[2]), {})[int(part[1])] = path
+    return next(([parts[i] for i in sorted(parts)] for count, parts in sorted(sets.items())
+                 if set(parts) == set(range(1, count + 1))), [])
+
+
+def _monotonic(read: dict[int, _Commit]) -> dict[int, _Commit]:
+    """Commit times as Delta sees them (DESCRIBE HISTORY, `timestampAsOf`): a commit no later than
+    the one before it is taken to be 1 ms after it. File times collide or go back when a log is
+    copied, or on a store that keeps whole seconds; without this a timestamp selects another
+    commit than Delta does."""
+    before: float | None = None
+    for v in sorted(read):
+        when = read[v].timestamp
+        if when is not None and before is not None and when <= before:
+            read[v] = replace(read[v], timestamp=(round(before * 1000) + 1) / 1000)
+        before = read[v].timestamp if when is not None else before
+    return read
+
+
+def _replay_plan(commits: set[int], checkpoints: set[int], shown: str,
+                 partial: list[int]) -> tuple[int | None, list[int]]:
     """The oldest state the log can rebuild: from the empty table when commit 0 is there, else
-    from the oldest checkpoint every later commit follows; and the commits to replay after it."""
+    from the oldest checkpoint every later commit follows; and the commits to replay after it.
+    `partial`: versions whose only checkpoint lacks parts (named when nothing else can serve)."""
     latest = max(commits | checkpoints)
     for start in ([-1] if 0 in commits else []) + sorted(checkpoints):
         rest = range(start + 1, latest + 1)
@@ -206,7 +246,12 @@ def _replay_plan(commits: set[int], checkpoints: set[int], shown: str) -> tuple[
     oldest = min(commits | checkpoints)
     gaps = [v for v in range(oldest + 1, latest + 1) if v not in commits]
     problem = f"commit {gaps[0]} is missing" if gaps else f"the log starts at version {oldest}"
-    raise SchemaLoadError(f"{shown}: {problem} and no checkpoint lets it be replayed")
+    raise SchemaLoadError(f"{shown}: {problem} and no checkpoint lets it be replayed{_lacking(partial)}")
+
+
+def _lacking(partial: list[int]) -> str:
+    """Why a version's checkpoint did not count, for an error that would otherwise not say."""
+    return f" (the checkpoint of version {partial[-1]} lacks parts)" if partial else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,14 +266,15 @@ class _Commit:
 
 
 def _commit(filesystem: pafs.FileSystem, info: pafs.FileInfo, shown: str) -> _Commit:
-    """One JSON commit's actions; its time is its in-commit timestamp, else its file's mtime
-    (what DESCRIBE HISTORY shows)."""
+    """One JSON commit's actions; its time is its in-commit timestamp, else its file's mtime in
+    whole milliseconds (what Delta reads from the file system, and DESCRIBE HISTORY shows: a
+    timestamp taken from it must select this commit, not the one before)."""
     actions = _json_actions(read_bytes(filesystem, info.path, shown), shown)
     found = _gather(actions)
     info_action: dict[str, Any] = next(
         (a["commitInfo"] for a in actions if isinstance(a.get("commitInfo"), dict)), {})
     ict = info_action.get("inCommitTimestamp")
-    mtime = info.mtime_ns / 1e9 if info.mtime_ns is not None else None
+    mtime = info.mtime_ns // 1_000_000 / 1000 if info.mtime_ns is not None else None
     return replace(found, timestamp=ict / 1000 if isinstance(ict, int) else mtime)
 
 
