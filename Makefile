@@ -18,7 +18,7 @@ CONF          ?= conf/schemaguard.toml
 CHROMIUM      := /usr/bin/chromium
 SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup run test test-fast mutants lint bench clean
+.PHONY: setup run test test-fast mutants oracle-tables oracle lint bench clean
 
 setup: $(STAMP) $(DELTA_JARS)
 
@@ -59,6 +59,16 @@ NO_JVM := $(CURDIR)/tests/no-jvm
 
 test-fast: setup
 	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow"
+
+# The engines' truth tables (tests/truth_tables.py) written anew under tests/truth/ with real Spark
+# and delta-spark; `make test` replays them with no JVM. Pass TABLES="spark_read" to redo one.
+oracle-tables: setup
+	$(PY) -m tests.truth_tables $(TABLES)
+
+# A randomized search against the engines (tests/oracle_search.py, 2,400 pairs by default); each
+# disagreement becomes a case under tests/oracle_cases/ that `make test` replays.
+oracle: setup $(ICEBERG_JAR)
+	$(PY) -m tests.oracle_search $(ARGS)
 
 # Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail.
 mutants: setup

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_oracle_avro.py")
+# The engines' stored truth tables guard every leaf-type row of spark-read, spark-merge, delta-merge.
+TRUTH = ("tests/test_truth_tables.py",)
+RULES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_oracle_avro.py", *TRUTH)
 CHANGES = ("tests/test_changes.py", "tests/test_plan.py")
 FOOTERS = ("tests/test_parquet_footer.py", "tests/test_footer_files.py")
-MERGES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_gate.py")
+MERGES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_gate.py", *TRUTH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +60,22 @@ MUTANTS = (
     Mutant("decimal widening loses one digit of scale", "src/schemaguard/rules/promotions.py",
            "and r.scale >= w.scale and r.precision - r.scale >= w.precision - w.scale)",
            "and r.scale >= w.scale - 1 and r.precision - r.scale >= w.precision - w.scale)", RULES),
-    Mutant("Spark reads UINT32 as int", "src/schemaguard/rules/promotions.py",
-           "        return r in (IntType(64), FloatType(64))",
-           "        return r in (IntType(32), IntType(64), FloatType(64))", RULES),
+    Mutant("Spark reads UINT32 as double", "src/schemaguard/rules/promotions.py",
+           "        return _stored_on_int32(w) and w != IntType(32, False)",
+           "        return _stored_on_int32(w)", RULES),
+    Mutant("an INT32 read as a narrower integer accepted", "src/schemaguard/rules/promotions.py",
+           "    return bool(-(2 ** (r.bits - 1)) <= values[0] and values[1] <= 2 ** (r.bits - 1) - 1)",
+           "    return True", RULES),
+    Mutant("a scale-0 decimal on INT64 read as int", "src/schemaguard/rules/promotions.py",
+           "and (r.bits == 64 or _stored_on_int32(w))", "and (r.bits >= 32 or _stored_on_int32(w))", RULES),
+    Mutant("binary read as string called safe", "src/schemaguard/rules/promotions.py",
+           "isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, breaks=True),",
+           "isinstance(w, BinaryType) and isinstance(r, StringType), raw=True),", RULES),
+    Mutant("a UINT64 read as any wider decimal", "src/schemaguard/rules/promotions.py",
+           "lambda w, r, o: _decimal_widens(w, r), raw=True),", "lambda w, r, o: _decimal_widens(w, r)),",
+           RULES),
+    Mutant("Spark's TIME refused before merging", "src/schemaguard/base.py",
+           'CONVERTED_UNSUPPORTED = (TimeType("us"),)', "CONVERTED_UNSUPPORTED = ()", MERGES),
     Mutant("Avro's view of a 16-bit int as long", "src/schemaguard/rules/promotions.py",
            "return IntType(64) if t.bits == 64 else IntType(32)",
            "return IntType(64) if t.bits >= 16 else IntType(32)", RULES),
@@ -69,6 +84,8 @@ MUTANTS = (
            '"be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=True,', RULES),
     Mutant("Spark read checks nullability", "src/schemaguard/rules/read.py",
            'f"{PS} §2.5"), tighten_ok=True,', 'f"{PS} §2.5"), tighten_ok=False,', RULES),
+    Mutant("Delta reads an added NOT NULL column", "src/schemaguard/rules/read.py",
+           "    missing_ok=lambda f, o: f.nullable,\n", "    missing_ok=lambda f, o: True,\n", RULES),
     Mutant("Iceberg's v3 initial-default read on v2", "src/schemaguard/rules/read.py",
            "missing_ok=lambda f, o: f.nullable or (o.iceberg_version >= 3 and f.has_default),",
            "missing_ok=lambda f, o: f.nullable or f.has_default,", RULES),

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
+import shutil
+import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
+from schemaguard.base import spark_view
+from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -24,12 +30,16 @@ from schemaguard.model import (
     FloatType,
     Int96Type,
     IntType,
+    JsonType,
     ListType,
     MapType,
     Schema,
     StringType,
     StructType,
     TimestampType,
+    TimeType,
+    UuidType,
+    walk,
 )
 
 # Types pyarrow writes and that differ in ways the rules care about.
@@ -42,79 +52,112 @@ TIMES = [TimestampType("ms", True), TimestampType("us", True), TimestampType("us
 BYTES = [StringType(), BinaryType(), FixedType(4)]
 PRIMITIVES: list[DataType] = [*INTS, *FLOATS, *DECIMALS, *TIMES, *BYTES, BooleanType()]
 FAMILIES = [INTS + FLOATS + DECIMALS[:3], DECIMALS, TIMES, BYTES, INTS, FLOATS + INTS[:4]]
-NAMES = ["a", "b", "c", "d"]
+MAP_KEYS: list[DataType] = [StringType(), IntType(32), IntType(64)]
+NAMES = ["a", "b", "c", "d", "e"]
+NESTED_NAMES = ["x", "y", "z"]
+MAX_DEPTH = 2  # a struct in a struct, a list of structs, a map of structs
 
 
 def neighbour(draw: st.DrawFn, t: DataType) -> DataType:
-    """A type a real change might turn `t` into: mostly from the same family."""
+    """Another type a real change might turn `t` into: mostly from the same family, never `t`."""
     family = next((f for f in FAMILIES if t in f), PRIMITIVES)
-    return draw(st.sampled_from(family if draw(st.integers(0, 4)) else PRIMITIVES))
+    pool = family if draw(st.integers(0, 4)) else PRIMITIVES
+    return draw(st.sampled_from([x for x in pool if x != t] or [x for x in PRIMITIVES if x != t]))
 
 
 @st.composite
 def field_types(draw: st.DrawFn, depth: int = 0) -> DataType:
-    kind = draw(st.integers(0, 9)) if depth < 1 else 0
-    if kind == 8:
-        return ListType(draw(st.sampled_from(PRIMITIVES)), draw(st.booleans()))
-    if kind == 9:
-        names = draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=2, unique=True))
-        return StructType(tuple(Field(n, draw(field_types(depth + 1)), draw(st.booleans()))
-                                for n in names))
+    """A primitive, or (above the depth limit) a list, a map or a struct of field types."""
+    kind = draw(st.sampled_from(["primitive"] * 5 + ["list", "map", "struct"])) if depth < MAX_DEPTH \
+        else "primitive"
+    if kind == "list":
+        return ListType(draw(field_types(depth + 1)), draw(st.booleans()))
+    if kind == "map":
+        return MapType(draw(st.sampled_from(MAP_KEYS)), draw(field_types(depth + 1)), draw(st.booleans()))
+    if kind == "struct":
+        names = draw(st.lists(st.sampled_from(NESTED_NAMES), min_size=1, max_size=3, unique=True))
+        return StructType(tuple(Field(n, draw(field_types(depth + 1)), draw(st.booleans())) for n in names))
     return draw(st.sampled_from(PRIMITIVES))
 
 
 @st.composite
 def schemas(draw: st.DrawFn) -> Schema:
-    names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True))
+    names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
     return Schema(tuple(Field(n, draw(field_types()), draw(st.booleans())) for n in names))
 
 
-def _mutate_type(draw: st.DrawFn, t: DataType) -> DataType:
+def _other_kind(draw: st.DrawFn, t: DataType) -> DataType:
+    """A primitive becomes a struct, list or map (holding it), and any nested type a primitive."""
+    if isinstance(t, StructType | ListType | MapType):
+        return draw(st.sampled_from(PRIMITIVES))
+    return draw(st.sampled_from([StructType((Field("x", t, True),)), ListType(t, True),
+                                 MapType(StringType(), t, True)]))
+
+
+def _mutate_fields(draw: st.DrawFn, fields: list[Field], pool: list[str], depth: int) -> list[Field]:
+    """One change to a list of fields; each op changes something (an op that cannot apply, such as
+    a drop from one field, falls back to changing a type)."""
+    op = draw(st.sampled_from(["type", "type", "type", "nullable", "add", "drop", "case", "reorder",
+                               "rename", "kind"]))
+    i = draw(st.integers(0, len(fields) - 1))
+    f = fields[i]
+    taken = {g.name.lower() for g in fields}
+    free = [n for n in pool if n.lower() not in taken]
+    if op == "nullable":
+        fields[i] = replace(f, nullable=not f.nullable)
+    elif op == "add" and free:
+        fields.append(Field(free[0], draw(field_types(depth)), draw(st.booleans())))
+    elif op == "drop" and len(fields) > 1:
+        fields.pop(i)
+    elif op == "case":
+        fields[i] = replace(f, name=f.name.swapcase())
+    elif op == "reorder" and len(fields) > 1:
+        fields.insert((i + 1) % len(fields), fields.pop(i))
+    elif op == "rename" and free:
+        fields[i] = replace(f, name=draw(st.sampled_from(free)))
+    elif op == "kind":
+        fields[i] = replace(f, type=_other_kind(draw, f.type))
+    else:
+        fields[i] = replace(f, type=_mutate_type(draw, f.type, depth + 1))
+    return fields
+
+
+def _mutate_type(draw: st.DrawFn, t: DataType, depth: int) -> DataType:
     if isinstance(t, ListType):
         if draw(st.booleans()):
-            return ListType(neighbour(draw, t.element), t.element_nullable)
+            return ListType(_mutate_type(draw, t.element, depth + 1), t.element_nullable)
         return ListType(t.element, not t.element_nullable)
-    if isinstance(t, StructType):
-        fields = list(t.fields)
+    if isinstance(t, MapType):
         choice = draw(st.integers(0, 2))
         if choice == 0:
-            free = [n for n in ("x", "y", "z") if n not in {f.name for f in fields}]
-            if free:
-                fields.append(Field(free[0], draw(st.sampled_from(PRIMITIVES)), True))
-        elif choice == 1 and len(fields) > 1:
-            fields.pop(draw(st.integers(0, len(fields) - 1)))
-        else:
-            i = draw(st.integers(0, len(fields) - 1))
-            fields[i] = Field(fields[i].name, _mutate_type(draw, fields[i].type), fields[i].nullable)
-        return StructType(tuple(fields))
+            return MapType(t.key, _mutate_type(draw, t.value, depth + 1), t.value_nullable)
+        if choice == 1:
+            return MapType(draw(st.sampled_from([k for k in MAP_KEYS if k != t.key])), t.value,
+                           t.value_nullable)
+        return MapType(t.key, t.value, not t.value_nullable)
+    if isinstance(t, StructType):
+        return StructType(tuple(_mutate_fields(draw, list(t.fields), NESTED_NAMES, depth)))
     return neighbour(draw, t)
+
+
+@st.composite
+def schema_histories(draw: st.DrawFn, min_size: int = 2, max_size: int = 2) -> list[Schema]:
+    """A schema and its successors, each one to three changes after the one before (so files
+    relate the way a table's real history does)."""
+    history = [draw(schemas())]
+    for _ in range(draw(st.integers(min_size, max_size)) - 1):
+        fields = list(history[-1].fields)
+        for _ in range(draw(st.integers(1, 3))):
+            fields = _mutate_fields(draw, fields, NAMES, 0)
+        history.append(Schema(tuple(fields)))
+    return history
 
 
 @st.composite
 def related_pairs(draw: st.DrawFn) -> tuple[Schema, Schema]:
     """(first, second): second is first after one to three changes."""
-    first = draw(schemas())
-    fields = list(first.fields)
-    for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["type", "type", "type", "nullable", "add", "drop", "case",
-                                   "reorder"]))
-        i = draw(st.integers(0, len(fields) - 1))
-        f = fields[i]
-        if op == "type":
-            fields[i] = Field(f.name, _mutate_type(draw, f.type), f.nullable)
-        elif op == "nullable":
-            fields[i] = Field(f.name, f.type, not f.nullable)
-        elif op == "add":
-            free = [n for n in NAMES if n.lower() not in {g.name.lower() for g in fields}]
-            if free:
-                fields.append(Field(free[0], draw(field_types()), draw(st.booleans())))
-        elif op == "drop" and len(fields) > 1:
-            fields.pop(i)
-        elif op == "case":
-            fields[i] = Field(f.name.swapcase(), f.type, f.nullable)
-        elif op == "reorder" and len(fields) > 1:
-            fields.insert(0, fields.pop(i))
-    return first, Schema(tuple(fields))
+    first, second = draw(schema_histories())
+    return first, second
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,56 +198,109 @@ def arrow_field(f: Field) -> pa.Field:
     return pa.field(f.name, arrow_type(f.type), f.nullable)
 
 
-def sample(t: DataType) -> Any:
-    """One small value of a type that every reader in these tests can represent exactly."""
-    if isinstance(t, IntType):
-        return 7
-    if isinstance(t, FloatType):
-        return 1.5
-    if isinstance(t, DecimalType):
-        return decimal.Decimal(7).scaleb(-t.scale) if t.scale else decimal.Decimal(7)
-    if isinstance(t, StringType):
-        return "a"
-    if isinstance(t, BinaryType):
-        return b"a"
-    if isinstance(t, FixedType):
-        return b"a" * t.length
+UTC = dt.UTC
+EXACT = decimal.Context(prec=60)  # the default 28 digits would round a decimal(38,s)'s extremes
+
+
+def _ints(bits: int, signed: bool) -> tuple[int, ...]:
+    if signed:
+        return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1, -1, 0)
+    return (0, 2 ** bits - 1, 2 ** (bits - 1), 1)
+
+
+def _timestamps(unit: str, utc: bool) -> tuple[Any, ...]:
+    """Pre-1970, sub-second at the unit's precision, far future, 1900; NANOS as integers (no
+    Python datetime holds them, and a reader that turns them into one has changed them)."""
+    if unit == "ns":
+        return (-1, 1_709_208_000_123_456_789, 0)
+    micros = 999_000 if unit == "ms" else 999_999
+    zone = UTC if utc else None
+    return (dt.datetime(1969, 12, 31, 23, 59, 59, micros, zone),
+            dt.datetime(2024, 2, 29, 12, 0, 0, 1000, zone),
+            dt.datetime(9999, 12, 31, 23, 59, 59, micros, zone), dt.datetime(1900, 1, 1, tzinfo=zone))
+
+
+def edges(t: DataType) -> tuple[Any, ...]:
+    """The values a column of this type holds in the oracles: each extreme of its range,
+    negatives, full precision, sub-second and pre-1970 times, non-ASCII text. A read that
+    succeeds must bring every one back unchanged."""
     if isinstance(t, BooleanType):
-        return True
+        return (True, False)
+    if isinstance(t, IntType):
+        return _ints(t.bits, t.signed)
+    if isinstance(t, FloatType):
+        return {16: (65504.0, -0.5, 6.103515625e-05, 5.960464477539063e-08),
+                32: (3.4028234663852886e38, -1.5, 1.401298464324817e-45, -0.0),
+                64: (1.7976931348623157e308, -0.1, 5e-324, 123456789.125)}[t.bits]
+    if isinstance(t, DecimalType):
+        largest = decimal.Decimal(10 ** t.precision - 1).scaleb(-t.scale, EXACT)
+        return (largest, largest.copy_negate(), decimal.Decimal(1).scaleb(-t.scale),
+                decimal.Decimal(0).scaleb(-t.scale))
+    if isinstance(t, StringType):
+        return ("", "héllo ✓ 数据", "a\x00b")
+    if isinstance(t, JsonType):
+        return ('{"a": 1}', '"é"')
+    if isinstance(t, BinaryType):
+        return (b"", b"\x00\xff\xfe", "é".encode())
+    if isinstance(t, UuidType):
+        return (uuid.UUID("12345678-9abc-def0-1234-56789abcdef0").bytes, bytes(16))
+    if isinstance(t, FixedType):
+        return (bytes([0, 1, 127, 255] * t.length)[:t.length], b"a" * t.length)
     if isinstance(t, DateType):
-        return dt.date(2024, 1, 2)
-    if isinstance(t, TimestampType) and t.utc:
-        return dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
-    if isinstance(t, TimestampType | Int96Type):
-        return dt.datetime(2024, 1, 2, 3, 4, 5)
-    if isinstance(t, ListType):
-        return [sample(t.element)]
-    if isinstance(t, MapType):
-        return [(sample(t.key), sample(t.value))]
-    if isinstance(t, StructType):
-        return {f.name: sample(f.type) for f in t.fields}
+        return (dt.date(1969, 12, 31), dt.date(2024, 2, 29), dt.date(9999, 12, 31), dt.date(1900, 1, 1))
+    if isinstance(t, TimeType):
+        return {"ms": (dt.time(23, 59, 59, 999000), dt.time(0, 0)),
+                "us": (dt.time(23, 59, 59, 999999), dt.time(0, 0)),
+                "ns": (86_399_999_999_999, 0)}[t.unit]
+    if isinstance(t, TimestampType):
+        return _timestamps(t.unit, t.utc)
+    if isinstance(t, Int96Type):  # naive: INT96 carries no zone
+        return (dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(2024, 2, 29, 12, 0, 0, 1000),
+                dt.datetime(1900, 1, 1))
     raise NotImplementedError(t)
 
 
-def has_int96(t: DataType) -> bool:
-    if isinstance(t, StructType):
-        return any(has_int96(f.type) for f in t.fields)
+def value(t: DataType, i: int) -> Any:
+    """Row i's value of a type: the i-th edge value (cycling); a list holds two and a null where
+    its elements may be null, a map a key per distinct edge key."""
     if isinstance(t, ListType):
-        return has_int96(t.element)
+        nulls = [None] if t.element_nullable and i % 2 else []
+        return [value(t.element, i), value(t.element, i + 1), *nulls]
     if isinstance(t, MapType):
-        return has_int96(t.key) or has_int96(t.value)
-    return isinstance(t, Int96Type)
+        keys = edges(t.key)
+        return [(keys[j % len(keys)], value(t.value, i + j)) for j in range(min(2, len(keys)))]
+    if isinstance(t, StructType):
+        return {f.name: value(f.type, i + k) for k, f in enumerate(t.fields)}
+    choices = edges(t)
+    return choices[i % len(choices)]
+
+
+ROWS = 4  # every edge of the widest family once
+
+
+def _leaves(schema: Schema) -> list[DataType]:
+    return [t for _, t, _ in walk(schema)]
+
+
+def has_int96(schema: Schema) -> bool:
+    return any(isinstance(t, Int96Type) for t in _leaves(schema))
+
+
+def edge_rows(schema: Schema) -> list[dict[str, Any]]:
+    """`ROWS` rows of edge values (see `value`), then one of nulls where the schema allows them."""
+    rows = [{f.name: value(f.type, i + k) for k, f in enumerate(schema.fields)} for i in range(ROWS)]
+    rows.append({f.name: None if f.nullable else value(f.type, 0) for f in schema.fields})
+    return rows
 
 
 def write_parquet(schema: Schema, path: Path) -> list[dict[str, Any]]:
-    """Two rows: sample values, then nulls where the schema allows them. Returns the rows.
+    """The schema's edge rows written by pyarrow. Returns the rows.
     INT96 needs a file-wide flag, so a file holding INT96 writes all its timestamps as INT96:
     callers must not mix INT96 with INT64 timestamps in one schema (see `writable`)."""
-    rows = [{f.name: sample(f.type) for f in schema.fields},
-            {f.name: None if f.nullable else sample(f.type) for f in schema.fields}]
+    rows = edge_rows(schema)
     arrow_schema = pa.schema([arrow_field(f) for f in schema.fields])
     table = pa.Table.from_pylist(rows, schema=arrow_schema)
-    int96 = any(has_int96(f.type) for f in schema.fields)
+    int96 = has_int96(schema)
     pq.write_table(table, path, use_deprecated_int96_timestamps=int96, store_schema=False)
     return rows
 
@@ -212,21 +308,135 @@ def write_parquet(schema: Schema, path: Path) -> list[dict[str, Any]]:
 def writable(schema: Schema) -> bool:
     """INT96 goes file-wide in pyarrow: a schema with INT96 and other timestamps cannot be written
     as declared."""
-    def timestamps(t: DataType) -> set[str]:
-        if isinstance(t, StructType):
-            return set().union(*(timestamps(f.type) for f in t.fields))
-        if isinstance(t, ListType):
-            return timestamps(t.element)
-        if isinstance(t, Int96Type):
-            return {"int96"}
-        return {"int64"} if isinstance(t, TimestampType) else set()
+    return not (has_int96(schema) and any(isinstance(t, TimestampType) for t in _leaves(schema)))
 
-    kinds = set().union(*(timestamps(f.type) for f in schema.fields))
-    return not ({"int96", "int64"} <= kinds)
+
+# Who writes a file: pyarrow, or Spark itself (its row metadata in the footer, decimals on INT32 and
+# INT64, timestamps as INT96), in its legacy format too (decimals on FIXED_LEN_BYTE_ARRAY, 2-level
+# lists). Spark writes only what it can declare, so a schema with types Spark lacks goes to pyarrow.
+WRITERS = ("pyarrow", "pyarrow", "spark", "spark-legacy")
+
+
+def spark_writable(schema: Schema) -> bool:
+    return not any(isinstance(spark_view(t), str) or spark_view(t) != t
+                   for t in _leaves(schema) if not isinstance(t, StructType | ListType | MapType))
+
+
+def _for_spark(t: DataType, v: Any) -> Any:
+    """A pyarrow row value as PySpark takes it: a map's (key, value) pairs become a dict."""
+    if v is None:
+        return None
+    if isinstance(t, MapType):
+        return {k: _for_spark(t.value, x) for k, x in v}
+    if isinstance(t, ListType):
+        return [_for_spark(t.element, x) for x in v]
+    if isinstance(t, StructType):
+        return {f.name: _for_spark(f.type, v[f.name]) for f in t.fields}
+    return v
+
+
+def write_file(spark: Any, schema: Schema, path: Path, writer: str) -> tuple[list[dict[str, Any]], Schema]:
+    """The file a writer makes of the schema's edge rows: the rows, and the schema its footer
+    holds (what schemaguard reads; Spark's own choices included)."""
+    from schemaguard.formats.parquet import read_footer
+
+    if writer == "pyarrow" or not spark_writable(schema):
+        rows = write_parquet(schema, path)
+        return rows, read_footer(str(path)).schema
+    from pyspark.sql.types import StructType as SparkStruct
+
+    rows = edge_rows(schema)
+    declared = SparkStruct.fromJson(json.loads(schema_to_spark_json(schema)))
+    frame = spark.createDataFrame(
+        [{f.name: _for_spark(f.type, r[f.name]) for f in schema.fields} for r in rows], declared)
+    out = path.parent / f".{path.name}.spark"
+    key = "spark.sql.parquet.writeLegacyFormat"
+    before = spark.conf.get(key)
+    spark.conf.set(key, str(writer == "spark-legacy").lower())
+    try:
+        frame.coalesce(1).write.parquet(str(out))
+    finally:
+        spark.conf.set(key, before)
+    next(out.glob("part-*.parquet")).rename(path)
+    shutil.rmtree(out)
+    return rows, read_footer(str(path)).schema
 
 
 # ---------------------------------------------------------------------------------------------
 # Comparing with the oracles
+
+
+def spark_to_model(t: Any) -> DataType:
+    """Spark's type as the model spells it, by Spark's own classes: the oracles never take the
+    engine's side through `formats/spark.py`, which is itself under test."""
+    from pyspark.sql import types as T
+
+    simple: dict[type, DataType] = {
+        T.BooleanType: BooleanType(), T.ByteType: IntType(8), T.ShortType: IntType(16),
+        T.IntegerType: IntType(32), T.LongType: IntType(64), T.FloatType: FloatType(32),
+        T.DoubleType: FloatType(64), T.StringType: StringType(), T.BinaryType: BinaryType(),
+        T.DateType: DateType(), T.TimestampType: TimestampType("us", True),
+        T.TimestampNTZType: TimestampType("us", False),
+    }
+    if isinstance(t, T.DecimalType):
+        return DecimalType(t.precision, t.scale)
+    if isinstance(t, T.ArrayType):
+        return ListType(spark_to_model(t.elementType), t.containsNull)
+    if isinstance(t, T.MapType):
+        return MapType(spark_to_model(t.keyType), spark_to_model(t.valueType), t.valueContainsNull)
+    if isinstance(t, T.StructType):
+        return StructType(spark_fields(t))
+    if type(t) in simple:
+        return simple[type(t)]
+    raise TypeError(f"no model type for Spark's {type(t).__name__}")
+
+
+def spark_fields(t: Any) -> tuple[Field, ...]:
+    return tuple(Field(f.name, spark_to_model(f.dataType), f.nullable) for f in t.fields)
+
+
+def same(expected: Any, got: Any) -> bool:
+    """Value equality across the representations a widening read produces."""
+    if expected is None or got is None:
+        return expected is None and got is None
+    if isinstance(expected, dict):
+        return isinstance(got, dict) and all(same(v, _ci_get(got, k)) for k, v in expected.items()
+                                             if _ci_get(got, k, missing=True) is not _MISSING)
+    if isinstance(expected, list) and isinstance(got, dict):  # a map: pyarrow's (key, value) pairs
+        return len(expected) == len(got) and all(same(v, got.get(k)) for k, v in expected)
+    if isinstance(expected, list):  # every element, not only how many
+        return isinstance(got, list) and len(expected) == len(got) and all(
+            same(e, g) for e, g in zip(expected, got, strict=True))
+    text = (bytes, bytearray, str)
+    if isinstance(expected, text) != isinstance(got, text):
+        return False  # e.g. a decimal read as its raw bytes
+    if isinstance(expected, text):
+        as_bytes = [x.encode() if isinstance(x, str) else bytes(x) for x in (expected, got)]
+        return as_bytes[0] == as_bytes[1]
+    if isinstance(expected, dt.datetime | dt.date) != isinstance(got, dt.datetime | dt.date):
+        return False  # e.g. a date read as its day number: another value
+    if isinstance(expected, dt.datetime | dt.date):
+        return _wall(expected) == _wall(got)
+    if isinstance(expected, int | float | decimal.Decimal) and isinstance(got, int | float | decimal.Decimal):
+        return bool(expected == got)
+    return bool(expected == got)
+
+
+_MISSING = object()
+
+
+def _ci_get(d: dict[str, Any], key: str, missing: bool = False) -> Any:
+    for k, v in d.items():
+        if k.lower() == key.lower():
+            return v
+    return _MISSING if missing else None
+
+
+def _wall(x: dt.date) -> dt.datetime:
+    if isinstance(x, dt.datetime):
+        return x.astimezone(dt.UTC).replace(tzinfo=None) if x.tzinfo else x
+    return dt.datetime(x.year, x.month, x.day)
+
 
 
 def as_nullable(schema: Schema) -> Schema:
@@ -257,10 +467,14 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
     # UnsupportedOperationException from OnHeapColumnVector.getByte (found by this oracle).
     "type-mismatch": frozenset({"FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH",
                                 "java.lang.UnsupportedOperationException"}),
-    "shape-mismatch": frozenset({"FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"}),
+    # found by the generator's kind changes: a primitive declared as a struct, list or map fails
+    # casting the column to a group (no error class of its own); a Spark-written map declared as
+    # a primitive fails as "Invalid Spark read type: expected ... group ... (MAP)"
+    "shape-mismatch": frozenset({"FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH",
+                                 "java.lang.ClassCastException", "_LEGACY_ERROR_TEMP_3071"}),
     # read with a declared schema, Spark never converts the file's type, and meets the column as
     # a mismatch instead (TIMESTAMP(NANOS) declared as tinyint, found by the read oracle)
-    "spark.illegal-type": frozenset({"PARQUET_TYPE_ILLEGAL",
+    "spark.illegal-type": frozenset({"PARQUET_TYPE_ILLEGAL", "UNSUPPORTED_TIME_TYPE",
                                      "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"}),
     "spark-merge.equal": frozenset({"CANNOT_MERGE_SCHEMAS"}),
     "spark-merge.decimal-scale": frozenset({"CANNOT_MERGE_SCHEMAS"}),
@@ -268,6 +482,34 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
     "delta-merge.type": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.no-widening": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.timestamp-ntz": frozenset({"DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"}),
+    # delta-read (tests/test_oracle_delta_read.py): Delta refuses the DDL that would make a reader
+    # meet the change, Spark's analysis or Delta's own ALTER TABLE CHANGE COLUMN check first.
+    "delta-read.type-change": frozenset({"NOT_SUPPORTED_CHANGE_COLUMN",
+                                         "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"}),
+    "delta-read.tighten": frozenset({"_LEGACY_ERROR_TEMP_2330"}),  # nullable -> non-nullable
+    "delta-read.missing": frozenset({"DELTA_OPERATION_NOT_ALLOWED"}),  # ADD COLUMNS ... NOT NULL
+    # iceberg (tests/test_oracle_iceberg_read.py): pyiceberg raises Python exceptions, named here
+    # "pyiceberg: <exception class>: <message>", each a pattern of the start of the message (`*`
+    # any text); its update_schema() refuses the evolution, its scan the read (pyarrow's casts
+    # inside the scan too, and a forced change the read meets).
+    "iceberg.type-change": frozenset({
+        "pyiceberg: ValidationError: Cannot change column type",
+        "pyiceberg: ResolveError: Cannot promote",
+        "pyiceberg: ResolveError: Cannot reduce precision",
+        "pyiceberg: ValueError: Unsupported schema projection",
+        # changes pyiceberg evolves though the spec forbids them (the test's DEPARTURES), read
+        "pyiceberg: ArrowInvalid: Decimal value does not fit in precision",
+        "pyiceberg: ArrowInvalid: Rescaling Decimal value would cause data loss",
+        "pyiceberg: ArrowInvalid: Invalid UTF8 payload",
+        # a column forced to a timestamp from another type: pyiceberg 0.12 crashes on the time zone
+        "pyiceberg: AttributeError: 'pyarrow.lib.*' object has no attribute 'tz'"}),
+    "iceberg.tighten": frozenset({
+        "pyiceberg: ValueError: Cannot change column nullability",
+        "pyiceberg: ArrowInvalid: Can't view array of type * nulls in input cannot be viewed as "
+        "non-nullable"}),
+    "iceberg.missing": frozenset({
+        "pyiceberg: ValueError: Incompatible change: cannot add required column",
+        "pyiceberg: ResolveError: Field is required, and could not be found in the file"}),
 }
 KNOWN_REFUSALS = frozenset().union(*ENGINE_ERRORS.values())
 

@@ -59,29 +59,16 @@ from schemaguard.model import (
     TimestampType,
     canonical_json,
 )
+from tests.oracles import conditions
 
 # ---------------------------------------------------------------------------------------------
 # What Delta says
 
 
 def condition(e: BaseException) -> str:
-    """The error condition of a Delta failure: the Python exception's, else the JVM's (a failure
-    inside a JVM call reaches Python as Py4JJavaError). An unnamed failure is its class name, which
-    no expectation lists, so it fails the test."""
-    own = getattr(e, "getCondition", None)
-    if callable(own) and own():
-        return str(own())
-    java = getattr(e, "java_exception", None)
-    if java is not None:
-        for method in ("getCondition", "getErrorClass"):
-            try:
-                found = getattr(java, method)()
-            except Exception:  # not a SparkThrowable / DeltaThrowable
-                continue
-            if found:
-                return str(found)
-        return str(java.getClass().getName())
-    return type(e).__name__
+    """The first error condition of a Delta failure (`tests/oracles.py` `conditions`: the Python
+    exception's, then the JVM's cause chain), else its class name, which no expectation lists."""
+    return next(iter(conditions(e)), type(e).__name__)
 
 
 def local(path: str, root: str) -> str:

@@ -1,9 +1,12 @@
 """Differential test: the `spark-merge` profile against real Spark's Parquet `mergeSchema`.
 
-Each generated pair is written as two Parquet files with pyarrow (the reader's schema sorts
-first, so it is Spark's left side), then `spark.read.option("mergeSchema", "true")` infers the
-schema. Our verdict and merged schema must equal Spark's. Spark reports every column nullable
-on read (parquet-and-spark.md §2.5), so merged schemas are compared with nullability forced on.
+Each example is a schema history of 3 to 5 versions (maps, nested structs, lists of structs, kind
+changes, renames, case changes, required fields), written one file per version in a drawn order,
+each file by pyarrow or by Spark itself (its row metadata, INT-backed decimals, INT96, and its
+legacy format's 2-level lists). `spark.read.option("mergeSchema", "true")` infers the schema; our
+merge of the footers, in the order Spark lists the files, must equal it. Spark reports every
+column nullable on read (parquet-and-spark.md §2.5), so merged schemas are compared with
+nullability forced on.
 """
 
 from __future__ import annotations
@@ -14,47 +17,82 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.parquet import read_footer
-from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.model import Schema
 from schemaguard.rules.profiles import merge_schemas
-from tests.oracles import as_nullable, predicted, refusal, related_pairs, writable, write_parquet
+from tests.oracles import (
+    WRITERS,
+    as_nullable,
+    predicted,
+    refusal,
+    related_pairs,
+    schema_histories,
+    spark_fields,
+    writable,
+    write_file,
+    write_parquet,
+)
 
-ORACLE = settings(max_examples=150, derandomize=True, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+ORACLE = settings(max_examples=100, derandomize=True, deadline=None, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.function_scoped_fixture])
 
 
-def spark_merge(spark: Any, left: Schema, right: Schema) -> tuple[bool, Schema | None, str]:
+def spark_merge(spark: Any, folder: Path) -> tuple[bool, Schema | None, str]:
+    try:
+        schema = spark.read.option("mergeSchema", "true").parquet(str(folder)).schema
+    except Exception as e:  # Spark's "no", when its condition is one a rule predicts
+        return False, None, refusal(e)
+    return True, Schema(spark_fields(schema)), ""
+
+
+def spark_tasks(files: int, parallelism: int) -> list[slice]:
+    """How `mergeSchema` splits the files among its tasks (ParquetFileFormat.mergeSchemasInParallel
+    over ParallelCollectionRDD's slices): each task converts and merges its own files in order, the
+    driver merges what the tasks return, and the first task to fail names the error. With two
+    conflicts in two tasks, Spark's error is either's: both are the engine's "no"."""
+    tasks = min(max(files, 1), parallelism)
+    return [slice(i * files // tasks, (i + 1) * files // tasks) for i in range(tasks)]
+
+
+def check_merge(spark: Any, files: list[Schema], writers: list[str]) -> None:
+    """`files` in the order Spark lists them, each written by its writer."""
     folder = Path(tempfile.mkdtemp(prefix="merge-"))
     try:
-        write_parquet(left, folder / "part-0.parquet")
-        write_parquet(right, folder / "part-1.parquet")
-        try:
-            schema = spark.read.option("mergeSchema", "true").parquet(str(folder)).schema
-        except Exception as e:  # Spark's "no", when its condition is one a rule predicts
-            return False, None, refusal(e)
-        return True, schema_from_spark_json(schema.json()), ""
+        footers = [write_file(spark, schema, folder / f"part-{k:05d}.parquet", who)[1]
+                   for k, (schema, who) in enumerate(zip(files, writers, strict=True))]
+        ok, spark_schema, error = spark_merge(spark, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@ORACLE
-@given(pair=related_pairs())
-def test_spark_merge_agrees_with_spark(spark: Any, pair: tuple[Schema, Schema]) -> None:
-    left, right = pair
-    assume(writable(left) and writable(right))
-    ok, spark_schema, error = spark_merge(spark, left, right)
-    ours = merge_schemas([left, right], "spark-merge")
-    assert ours.ok == ok, (f"ours={ours.conflicts} spark={error or 'ok'}\n"
-                           f"left={dumps(left)}\nright={dumps(right)}")
-    if not ok:  # both refuse: for the reason our rule names
-        assert predicted({c.rule.id for c in ours.conflicts}, error), (error, ours.conflicts)
+    ours = merge_schemas(footers, "spark-merge")
+    shown = "\n".join(f"{w}: {dumps(f)}" for w, f in zip(writers, footers, strict=True))
+    assert ours.ok == ok, f"ours={ours.conflicts} spark={error or 'ok'}\n{shown}"
+    if not ok:  # both refuse: for a reason one of our conflicts names, in the merge or in a task's
+        tasks = [merge_schemas(footers[part], "spark-merge")
+                 for part in spark_tasks(len(footers), spark.sparkContext.defaultParallelism)]
+        reasons = {c.rule.id for result in (ours, *tasks) for c in result.conflicts}
+        assert predicted(reasons, error), (error, ours.conflicts, shown)
     if ok:
         assert ours.merged is not None and spark_schema is not None
         assert as_nullable(ours.merged) == as_nullable(spark_schema), (
-            f"\nours ={dumps(as_nullable(ours.merged))}\nspark={dumps(as_nullable(spark_schema))}")
+            f"\nours ={dumps(as_nullable(ours.merged))}\nspark={dumps(as_nullable(spark_schema))}\n{shown}")
+
+
+@st.composite
+def merge_cases(draw: st.DrawFn) -> tuple[list[Schema], list[str]]:
+    """A history of 3 to 5 versions in a drawn order, each file by a drawn writer."""
+    history = draw(schema_histories(3, 5).filter(lambda h: all(writable(s) for s in h)))
+    files = draw(st.permutations(history))
+    return files, [draw(st.sampled_from(WRITERS)) for _ in files]
+
+
+@ORACLE
+@given(case=merge_cases())
+def test_spark_merge_agrees_with_spark(spark: Any, case: tuple[list[Schema], list[str]]) -> None:
+    check_merge(spark, *case)
 
 
 @ORACLE

@@ -40,6 +40,10 @@ class FloatType:
 class DecimalType:
     precision: int
     scale: int
+    # The Parquet physical type a footer stores it on (INT32, INT64, FIXED_LEN_BYTE_ARRAY,
+    # BYTE_ARRAY), when known. Not part of the type: files differing only here hold the same
+    # decimal. Spark's reader tells them apart (a scale-0 decimal on INT32 reads as an int).
+    physical: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

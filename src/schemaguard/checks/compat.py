@@ -37,12 +37,12 @@ def table_options(table: TableRead, options: Options) -> Options:
         features = table.delta.protocol.get("readerFeatures") or ()
         widening = (any(f in features for f in TYPE_WIDENING_FEATURES)
                     or table.delta.configuration.get("delta.enableTypeWidening", "").lower() == "true")
-        mode = table.delta.mapping_mode
-        # Under `name` mapping Delta binds a file's columns by physical name, and the footers here
-        # already carry the logical name each physical one maps to: bind by name (files written
-        # before mapping was switched on have no ids to bind by).
-        identity = "name" if mode == "name" and options.identity is None else options.identity
-        return replace(options, type_widening=widening, column_mapping=mode, identity=identity)
+        # Under `name` or `id` mapping Delta binds a file's columns by physical name or field id,
+        # and the footers here carry the mapping id of each physical name (lake/delta.py, files
+        # written before mapping was switched on too): the profiles bind by id, so a column
+        # dropped and added back under its old name is another column (binding by name made it
+        # the old one: a false type change, found by the read oracle).
+        return replace(options, type_widening=widening, column_mapping=table.delta.mapping_mode)
     if table.iceberg is not None:
         return replace(options, iceberg_version=3 if table.iceberg.format_version >= 3 else 2)
     return options

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
@@ -99,7 +100,9 @@ class DeltaLog:
         """The schema current at a table version (the oldest known, before the history starts)."""
         if version is None:
             return self.schemas[0]
-        return next((s for s in reversed(self.schemas) if s.version <= version), self.schemas[0])
+        # a binary search: the loader asks once per file (schemas are oldest first)
+        known = bisect_right(self.schemas, version, key=lambda s: s.version)
+        return self.schemas[known - 1] if known else self.schemas[0]
 
 
 def delta_schemas(filesystem: pafs.FileSystem, log: str,

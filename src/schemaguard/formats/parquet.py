@@ -692,7 +692,8 @@ def _decimal(e: _Element) -> DecimalType | None:
     if not isinstance(precision, int) or not isinstance(scale, int) or not 0 <= scale <= precision \
             or precision < 1:
         raise _corrupt(f"leaf {e.name!r} is a DECIMAL with precision {precision} and scale {scale}")
-    return DecimalType(precision, scale)
+    known = e.physical is not None and 0 <= e.physical < len(PHYSICAL_TYPES)
+    return DecimalType(precision, scale, PHYSICAL_TYPES[e.physical] if known else None)  # type: ignore[index]
 
 
 def _logical_label(e: _Element) -> str | None:

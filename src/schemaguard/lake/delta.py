@@ -91,22 +91,47 @@ def _partition_names(log: DeltaLog) -> dict[str, str]:
 
 def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
     """Footers with their columns named as the log names them (unchanged without column mapping):
-    by physical path, else by field id, through every schema the log has set."""
-    if log.mapping_mode == "none" and all(
-            s.configuration.get(MAPPING_MODE_KEY, "none") == "none" for s in log.schemas):
+    by physical path, else by field id, through every schema the log has set. A column without a
+    field id (a file written before column mapping was switched on) gets the mapping id of its
+    physical name, so readers that bind by id find it, and a column dropped and added back under
+    its name stays another column.
+
+    Delta writes every column OPTIONAL in Parquet whatever the table says and holds NOT NULL on
+    write (found by the read oracle: a NOT NULL column read as may-hold-nulls was an error on every
+    such table): a column NOT NULL in the log's schema when the file was added is not nullable."""
+    mapped = not (log.mapping_mode == "none" and all(
+        s.configuration.get(MAPPING_MODE_KEY, "none") == "none" for s in log.schemas))
+    not_null = _not_null_per_file(log)
+    if not mapped and not any(not_null.values()):
         return tuple(footers)
     names: dict[str, str] = {}
     ids: dict[int, str] = {}
-    for s in log.schemas:  # oldest first: a later name (a rename) wins
+    physical_ids: dict[str, int] = {}
+    for s in log.schemas if mapped else ():  # oldest first: a later name (a rename) wins
         for physical, name, mapping_id in visit(s.schema, _PhysicalPaths()):
             names[physical[1:]] = name
             if mapping_id is not None:
                 ids[mapping_id] = name
+                physical_ids[physical[1:]] = mapping_id
 
     def label(f: Field, path: str) -> tuple[str, int | None]:
-        return names.get(path) or (ids.get(f.id) if f.id is not None else None) or f.name, f.id
+        fid = f.id if f.id is not None else physical_ids.get(path)
+        return names.get(path) or (ids.get(fid) if fid is not None else None) or f.name, fid
 
-    return relabel(footers, label)
+    return relabel(footers, label, lambda f: not_null.get(f.rel, frozenset()))
+
+
+def _not_null_per_file(log: DeltaLog) -> dict[str, frozenset[str]]:
+    """Each snapshot file (by its path in the log) -> the physical paths of the fields NOT NULL in
+    the log's schema when it was added (the oldest known, for files only a checkpoint records)."""
+    per_version: dict[int, frozenset[str]] = {}
+    out = {}
+    for f in log.files:
+        schema = log.schema_at(f.added_in)
+        if schema.version not in per_version:
+            per_version[schema.version] = frozenset(p[1:] for p in visit(schema.schema, _NotNull()))
+        out[f.path] = per_version[schema.version]
+    return out
 
 
 _Pairs = list[tuple[str, str, int | None]]  # (physical path below a node, logical name, mapping id)
@@ -133,6 +158,33 @@ class _PhysicalPaths(SchemaVisitor[_Pairs, _Pairs]):
         return []
 
     def primitive(self, t: PrimitiveType, path: str) -> _Pairs:
+        return []
+
+
+_Paths = list[str]  # physical paths below a node
+
+
+class _NotNull(SchemaVisitor[_Paths, _Paths]):
+    """The physical path of every NOT NULL struct field of a logical Delta schema (list elements
+    and map values are left out: their nullability is the footer's own)."""
+
+    def field(self, f: Field, path: str, type_result: _Paths) -> _Paths:
+        physical = f.meta.get(MAPPING_PHYSICAL_KEY, f.name)
+        return [*([physical] if not f.nullable else []), *(physical + p for p in type_result)]
+
+    def struct(self, t: StructType, path: str, fields: Sequence[_Paths]) -> _Paths:
+        return ["." + p for paths in fields for p in paths]
+
+    def list(self, t: ListType, path: str, element: _Paths) -> _Paths:
+        return [ELEMENT + p for p in element]
+
+    def map(self, t: MapType, path: str, key: _Paths, value: _Paths) -> _Paths:
+        return [*(KEY + p for p in key), *(VALUE + p for p in value)]
+
+    def enum(self, t: EnumType, path: str) -> _Paths:
+        return []
+
+    def primitive(self, t: PrimitiveType, path: str) -> _Paths:
         return []
 
 

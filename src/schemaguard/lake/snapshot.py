@@ -64,22 +64,26 @@ def relative(path: str, root: str) -> str:
 # Footers relabelled: physical columns joined to logical ones
 
 Label = Callable[[Field, str], tuple[str, "int | None"]]  # (field, physical path) -> (name, id)
+NotNull = Callable[[FileFooter], frozenset[str]]  # a file -> physical paths the format holds to a value
 
 
-def relabel(footers: Sequence[FileFooter], label: Label) -> tuple[FileFooter, ...]:
-    """Footers with each field named (and numbered) as `label` says."""
-    done: dict[int, FooterSchema] = {}  # per footer schema object: footers share them
+def relabel(footers: Sequence[FileFooter], label: Label,
+            not_null: NotNull | None = None) -> tuple[FileFooter, ...]:
+    """Footers with each field named (and numbered) as `label` says, and not nullable where
+    `not_null` says the table format guarantees a value whatever the footer says."""
+    done: dict[tuple[int, frozenset[str]], FooterSchema] = {}  # footers share schema objects
     out = []
     for f in footers:
-        footer = done.get(id(f.footer))
+        key = (id(f.footer), not_null(f) if not_null is not None else frozenset())
+        footer = done.get(key)
         if footer is None:
-            footer = done[id(f.footer)] = _relabelled(f.footer, label)
+            footer = done[key] = _relabelled(f.footer, label, key[1])
         out.append(f._replace(footer=footer))
     return tuple(out)
 
 
-def _relabelled(footer: FooterSchema, label: Label) -> FooterSchema:
-    relabel = _Relabel(label)
+def _relabelled(footer: FooterSchema, label: Label, not_null: frozenset[str] = frozenset()) -> FooterSchema:
+    relabel = _Relabel(label, not_null)
     schema = transform(footer.schema, relabel)
     if not relabel.applied:
         return footer
@@ -96,12 +100,13 @@ def _relabelled(footer: FooterSchema, label: Label) -> FooterSchema:
 class _Relabel(SchemaTransform):
     """Each field of a footer given its logical name and id, by its physical path."""
 
-    def __init__(self, label: Label) -> None:
-        self.label = label
+    def __init__(self, label: Label, not_null: frozenset[str] = frozenset()) -> None:
+        self.label, self.not_null = label, not_null
         self.applied: dict[str, list[object]] = {}
 
     def field(self, f: Field, path: str, type_result: DataType) -> Field:
         name, fid = self.label(f, path)
-        if name != f.name or fid != f.id:
-            self.applied[path] = [name, fid]
-        return replace(f, name=name, id=fid, type=type_result)
+        nullable = f.nullable and path not in self.not_null
+        if name != f.name or fid != f.id or nullable != f.nullable:
+            self.applied[path] = [name, fid] if nullable == f.nullable else [name, fid, "not null"]
+        return replace(f, name=name, id=fid, nullable=nullable, type=type_result)

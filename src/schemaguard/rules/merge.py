@@ -141,14 +141,20 @@ def _merge_once(inputs: list[Schema], merger: Merger, o: Options) -> Schema:
     merged: Schema | None = None
     for i, schema in enumerate(inputs):
         try:
-            view = spark_schema(schema)  # both see Spark's types: Delta merges Spark DataFrames' schemas
+            # both see Spark's types (Delta merges Spark DataFrames' schemas), as its converter
+            # makes them: a type Spark refuses only once merged is checked after the merge
+            view = spark_schema(schema, converting=True)
             merged = view if merged is None else merger(merged, view, o)
         except SparkUnreadable as e:
             raise _Failed(_Clash(e.path, e.type, e.type, e.why, SPARK_ILLEGAL).conflict(i)) from None
         except _Clash as c:
             raise _Failed(c.conflict(i)) from None
     assert merged is not None
-    return merged
+    try:
+        return spark_schema(merged)
+    except SparkUnreadable as e:
+        last = len(inputs) - 1
+        raise _Failed(_Clash(e.path, e.type, e.type, e.why, SPARK_ILLEGAL).conflict(last)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class Promotion:
     test: Test
     warning: str | None = None  # accepted, but silently changes meaning: say so
     raw: bool = False  # test the writer's own type, not the reader's view of it (physical matters)
+    breaks: bool = False  # the reader reads it, with other values: a quiet break, an error
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,14 +51,42 @@ def _int_bits(t: DataType) -> int | None:
     return t.bits if isinstance(t, IntType) and t.signed else None
 
 
-def _int32_read(w: DataType, r: DataType) -> bool:
-    """Parquet INT32 integers (any sign) read as byte, short, int, bigint or double; UINT32 values
-    do not fit an int, so Spark reads those only as bigint or double."""
-    if not (isinstance(w, IntType) and w.bits <= 32):
+def _int_range(t: DataType) -> tuple[int, int] | None:
+    """The values an integer column may hold: an integer type's range, or a scale-0 decimal's
+    when it is stored on INT32 or INT64 (the only decimals Spark reads as integers)."""
+    if isinstance(t, IntType):
+        return (-(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1) if t.signed else (0, 2 ** t.bits - 1)
+    if isinstance(t, DecimalType) and t.scale == 0 and t.physical in ("INT32", "INT64"):
+        return (-(10 ** t.precision - 1), 10 ** t.precision - 1)
+    return None
+
+
+def _stored_on_int32(t: DataType) -> bool:
+    return (isinstance(t, IntType) and t.bits <= 32) or (isinstance(t, DecimalType) and t.physical == "INT32")
+
+
+def _int_read(w: DataType, r: DataType) -> bool:
+    """Integers (and scale-0 decimals) stored on INT32 read as byte, short, int or bigint, those on
+    INT64 as bigint, when the reader's range holds every value the writer's type allows; INT32 also
+    as double, except UINT32 (read as a signed int, its large values turn negative)."""
+    values = _int_range(w)
+    if values is None:
         return False
-    if w.bits == 32 and not w.signed:
-        return r in (IntType(64), FloatType(64))
-    return r in (IntType(8), IntType(16), IntType(32), IntType(64), FloatType(64))
+    if r == FloatType(64):
+        return _stored_on_int32(w) and w != IntType(32, False)
+    if not (isinstance(r, IntType) and r.signed and (r.bits == 64 or _stored_on_int32(w))):
+        return False
+    return bool(-(2 ** (r.bits - 1)) <= values[0] and values[1] <= 2 ** (r.bits - 1) - 1)
+
+
+def _int_wraps(w: DataType, r: DataType) -> bool:
+    """INT32 read as a narrower integer (or UINT32 as double): Spark reads it, and values outside
+    the reader's range wrap around."""
+    if not (_stored_on_int32(w) and _int_range(w) is not None) or _int_read(w, r):
+        return False
+    if w == IntType(32, False):  # Spark refuses UINT32 as byte, short or int (UnsupportedOperation)
+        return r == FloatType(64)
+    return r in (IntType(8), IntType(16), IntType(32), FloatType(64))
 
 
 def _decimal_widens(w: object, r: object) -> bool:
@@ -116,9 +145,15 @@ AVRO_PROMOTIONS = (
 )
 
 SPARK_READ_PROMOTIONS = (
-    Promotion(Rule("spark-read.int32-family", "INT32 integers read as byte, short, int, bigint or double",
-                   f"{PS} §2.5 (INT32 -> int, bigint, double, byte/short); {CR} §5 short<->int, int->long"),
-              lambda w, r, o: _int32_read(w, r), raw=True),
+    Promotion(Rule("spark-read.int32-family", "integers (and scale-0 decimals) on INT32 read as byte, "
+                   "short, int, bigint or double, those on INT64 as bigint, when every value fits",
+                   f"{PS} §2.5 (INT32 -> int, bigint, double, byte/short); {CR} §5 short<->int, "
+                   "int->long; tests/truth/spark_read.csv (a narrower read wraps)"),
+              lambda w, r, o: _int_read(w, r), raw=True),
+    Promotion(Rule("spark-read.int-wraps", "INT32 read as a narrower integer, or UINT32 as double: "
+                   "Spark reads it, and values outside the reader's range come back wrapped",
+                   f"{PS} §2.5 (INT32 -> byte/short); tests/truth/spark_read.csv (255 read as -1)"),
+              lambda w, r, o: _int_wraps(w, r), raw=True, breaks=True),
     Promotion(Rule("spark-read.int-decimal", "signed integers read as a decimal with enough integer "
                    "digits (>= 10 for INT32, >= 20 for INT64); not unsigned ones",
                    f"{CR} §5 ParquetTypeWideningSuite; {PS} §2.5 (UINT32 -> bigint only)"),
@@ -128,20 +163,30 @@ SPARK_READ_PROMOTIONS = (
               lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
     Promotion(Rule("spark-read.date-ntz", "DATE read as timestamp_ntz (not as timestamp)", f"{CR} §5"),
               lambda w, r, o: isinstance(w, DateType) and r == TimestampType("us", False)),
+    # the writer's own type: a UINT64 is decimal(20,0) to Spark, but never read as another decimal
     Promotion(Rule("spark-read.decimal-widen", "decimal read wider, losing neither scale nor integer "
-                   "digits", f"{CR} §5; {PS} §2.5 (vectorized reader)"),
-              lambda w, r, o: _decimal_widens(w, r)),
+                   "digits", f"{CR} §5; {PS} §2.5 (vectorized reader); tests/truth/spark_read.csv"),
+              lambda w, r, o: _decimal_widens(w, r), raw=True),
     Promotion(Rule("spark-read.timestamp-relabel", "INT64/INT96 timestamps read as timestamp or "
                    "timestamp_ntz: the UTC flag is not checked", f"{PS} §2.5, §2.6 (ts UTC vs NTZ)"),
               lambda w, r, o: _is_timestamp(w) and isinstance(r, TimestampType),
               warning="values are silently re-labelled between instant and local time"),
-    Promotion(Rule("spark-read.binary-string", "BYTE_ARRAY read as string or binary", f"{PS} §2.5, "
-                   "§2.6 (string vs binary)"),
+    Promotion(Rule("spark-read.binary-string", "UTF-8 BYTE_ARRAY (string, JSON, enum) read as "
+                   "string or binary", f"{PS} §2.5, §2.6 (string vs binary)"),
               # the writer's own type: a FIXED_LEN_BYTE_ARRAY is binary to Spark, but never a string
               # (FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH, found by the read oracle)
-              lambda w, r, o: isinstance(w, StringType | BinaryType | JsonType | EnumType)
+              lambda w, r, o: isinstance(w, StringType | JsonType | EnumType)
               and isinstance(r, StringType | BinaryType),
               warning="bytes are silently re-labelled between string and binary", raw=True),
+    Promotion(Rule("spark-read.binary-as-string", "binary BYTE_ARRAY read as string: Spark reads it, "
+                   "and bytes that are not UTF-8 come back changed", f"{PS} §2.6 (string vs binary); "
+                   "tests/truth/spark_read.csv"),
+              lambda w, r, o: isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, breaks=True),
+    Promotion(Rule("spark-read.declared-storage", "a type Spark cannot infer reads as its storage when "
+                   "declared: a UUID as binary, TIMESTAMP(NANOS) and TIME(NANOS) as bigint (raw nanoseconds)",
+                   f"{PS} §2.4 (types Spark cannot infer); tests/truth/spark_read.csv"),
+              lambda w, r, o: (isinstance(w, UuidType) and r == BinaryType())
+              or (isinstance(w, TimestampType | TimeType) and w.unit == "ns" and r == IntType(64)), raw=True),
 )
 
 # Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").

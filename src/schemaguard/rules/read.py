@@ -59,6 +59,7 @@ class Table:
     enum_symbols_checked: bool
     promotions_need_type_widening: bool = False  # Delta: only with the type-widening feature
     fixed_size_checked: bool = False  # Avro: fixed types must have the same size
+    mismatch: Rule | None = None  # a type change no promotion allows, when the profile names its own
 
 
 AVRO = Table(
@@ -91,12 +92,19 @@ DELTA_READ = Table(
     identity=Rule("delta.identity", "column mapping none: by name, case-insensitive; name/id: by "
                   "the column-mapping id", f"{CR} §4 Column mapping"),
     default_identity="name-ci", aliases=False, view=spark_view, promotions=DELTA_WIDENING,
-    missing=Rule("delta-read.missing", "an added column (nullable or not) reads as null in old "
-                 "files", f"{CR} §4 isReadCompatible"), missing_ok=lambda f, o: True,
+    missing=Rule("delta-read.missing", "an added nullable column reads as null in old files; a NOT "
+                 "NULL one would read null against its constraint, and Delta refuses to add one "
+                 "(DELTA_OPERATION_NOT_ALLOWED, found by the read oracle)", f"{CR} §4 isReadCompatible "
+                 "(plans only); delta-spark 4.4 ALTER TABLE ADD COLUMNS ... NOT NULL"),
+    missing_ok=lambda f, o: f.nullable,
     tighten=Rule("delta-read.tighten", "forbidTightenNullability: data that may hold nulls cannot "
                  "be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,
     enums=Rule("delta-read.enum", "enums are strings to Delta", f"{CR} 'Where the references "
                "disagree'"), enum_symbols_checked=False, promotions_need_type_widening=True,
+    mismatch=Rule("delta-read.type-change", "a type change the type-widening table does not allow "
+                  "(any, without the feature): Delta refuses the ALTER and its readers the file",
+                  f"{CR} §4 type widening ('Readers must reject any type change they do not support'); "
+                  "delta-spark 4.4 ALTER COLUMN TYPE (the read oracle)"),
 )
 
 ICEBERG = Table(
@@ -109,6 +117,9 @@ ICEBERG = Table(
     tighten_ok=False,
     enums=Rule("iceberg.enum", "Iceberg has no enum type: enums are strings", f"{CR} 'Where the "
                "references disagree'"), enum_symbols_checked=False,
+    mismatch=Rule("iceberg.type-change", "a type change TypeUtil.isPromotionAllowed does not allow: "
+                  "schema updates refuse it and readers cannot promote the file's values",
+                  f"{CR} §3; pyiceberg 0.12 update_schema and scan (the read oracle)"),
 )
 
 POSITIONAL = Table(
@@ -233,9 +244,6 @@ def _enum(w: EnumType, r: EnumType, path: str, table: Table) -> list[Problem]:
 
 def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
     wv, rv = table.view(w), table.view(r)
-    if isinstance(wv, str):
-        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is {describe(w)} in the data: {wv}",
-                        SPARK_ILLEGAL)]
     if isinstance(rv, str):
         return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is declared {describe(r)}: {rv}",
                         SPARK_ILLEGAL)]
@@ -247,14 +255,22 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
     promotions = table.promotions
     if table.promotions_need_type_widening and not o.type_widening:
         promotions = ()
-    for p in promotions:
-        if p.test(w if p.raw else wv, rv, o):
-            if p.warning:
-                return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
-                                f"{describe(r)}: {p.warning}", p.rule, "warning")]
-            return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
-                            f"{p.rule.text}", p.rule, "info")]
+    # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
+    hit = next((p for p in promotions if (p.raw and p.test(w, rv, o))
+                or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
+    if hit is not None and hit.breaks:
+        return [Problem(path, "QUIET_BREAK", f"`{path}` {describe(w)} read as {describe(r)}: "
+                        f"{hit.rule.text}", hit.rule)]
+    if hit is not None and hit.warning:
+        return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
+                        f"{describe(r)}: {hit.warning}", hit.rule, "warning")]
+    if hit is not None:
+        return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
+                        f"{hit.rule.text}", hit.rule, "info")]
+    if isinstance(wv, str):
+        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is {describe(w)} in the data: {wv}",
+                        SPARK_ILLEGAL)]
     if isinstance(w, EnumType) and isinstance(r, EnumType):
         return []  # symbols are invisible to this reader (enums are strings)
     return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
-                    f"{describe(r)} to the reader: {TYPE_MISMATCH.text}", TYPE_MISMATCH)]
+                    f"{describe(r)} to the reader: {TYPE_MISMATCH.text}", table.mismatch or TYPE_MISMATCH)]

@@ -1,0 +1,156 @@
+"""Every row of the engines' truth tables (tests/truth_tables.py, `make oracle-tables`) replayed
+against the profiles, with no JVM: what Spark's reader, Spark's `mergeSchema` and Delta's
+`mergeSchema` append did with each pair of leaf types is what the profile must say.
+
+- spark-read: we read (no error-severity problem) exactly when Spark read every edge value
+  unchanged; where Spark failed, our error's rule names Spark's error condition.
+- spark-merge, delta-merge: we merge exactly when the engine did, to the engine's type; where it
+  refused, our conflict's rule names its condition. A Delta append that lands with changed
+  values is a break we must report.
+
+Every promotion row of the three profiles must apply to at least one stored pair, so no row goes
+untested. The last test re-derives a sample of rows from the engines: the stored tables are
+still true."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schemaguard.base import Options, errors, spark_view
+from schemaguard.formats.notation import type_name
+from schemaguard.model import DataType, Field, Schema
+from schemaguard.rules.profiles import can_read, merge_schemas
+from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, Promotion
+from tests.oracles import predicted
+from tests.truth_tables import (
+    LEAF,
+    as_type,
+    load,
+    probe_delta_merge,
+    probe_read,
+    probe_spark_merge,
+)
+
+SHOWN = 25  # disagreements listed in a failure; the count says how many more
+
+
+def one(t: DataType, nullable: bool) -> Schema:
+    return Schema((Field("c", t, nullable),))
+
+
+def refused(outcome: str) -> bool:
+    return outcome not in ("ok", "changed")
+
+
+def _check(rows: Iterable[dict[str, str]], disagreement: Callable[[dict[str, str]], str]) -> None:
+    found = [f"{', '.join(row.values())}: {why}" for row in rows if (why := disagreement(row))]
+    assert not found, f"{len(found)} rows disagree:\n" + "\n".join(found[:SHOWN])
+
+
+def read_disagreement(row: dict[str, str]) -> str:
+    writer = one(LEAF[row["writer"]].type, row["writer_nullable"] == "true")
+    reader = one(as_type(row["reader"]), row["reader_nullable"] == "true")
+    problems = can_read(writer, reader, "spark-read")
+    ours = errors(problems)
+    if bool(ours) == (row["outcome"] == "ok"):
+        return f"ours={[p.code for p in ours] or 'reads'}"
+    if refused(row["outcome"]) and not any(predicted({p.rule.id for p in ours}, c)
+                                           for c in row["outcome"].split("|")):
+        return f"both refuse, but our rules {[p.rule.id for p in ours]} do not name it"
+    return ""
+
+
+def merge_disagreement(ours_ok: bool, merged: str | None, rule_ids: set[str], row: dict[str, str]) -> str:
+    if ours_ok != (row["outcome"] == "ok"):
+        return f"ours={'merges to ' + str(merged) if ours_ok else sorted(rule_ids)}"
+    if row["outcome"] == "ok" and merged != row["detail"]:
+        return f"ours merges to {merged}"
+    if refused(row["outcome"]) and not any(predicted(rule_ids, c) for c in row["outcome"].split("|")):
+        return f"both refuse, but our rules {sorted(rule_ids)} do not name it"
+    return ""
+
+
+def spark_merge_disagreement(row: dict[str, str]) -> str:
+    nullable = row["nullable"] == "true"
+    ours = merge_schemas([one(LEAF[row["left"]].type, nullable), one(LEAF[row["right"]].type, nullable)],
+                         "spark-merge")
+    merged = type_name(ours.merged.fields[0].type) if ours.merged else None  # type: ignore[arg-type]
+    return merge_disagreement(ours.ok, merged, {c.rule.id for c in ours.conflicts}, row)
+
+
+def delta_merge_disagreement(row: dict[str, str]) -> str:
+    nullable = row["nullable"] == "true"
+    ours = merge_schemas([one(as_type(row["table"]), nullable), one(as_type(row["data"]), nullable)],
+                         "delta-merge", Options(type_widening=row["widening"] == "true"))
+    merged = type_name(ours.merged.fields[0].type) if ours.merged else None  # type: ignore[arg-type]
+    return merge_disagreement(ours.ok, merged, {c.rule.id for c in ours.conflicts}, row)
+
+
+def test_spark_read_table() -> None:
+    _check(load("spark_read.csv"), read_disagreement)
+
+
+def test_spark_merge_table() -> None:
+    _check(load("spark_merge.csv"), spark_merge_disagreement)
+
+
+def test_delta_merge_table() -> None:
+    _check(load("delta_merge.csv"), delta_merge_disagreement)
+
+
+def _applies(p: Promotion, w: DataType, r: DataType, view: Callable[[DataType], Any],
+             options: Options) -> bool:
+    seen_w = w if p.raw else view(w)
+    return not isinstance(seen_w, str) and p.test(seen_w, r, options)
+
+
+@pytest.mark.parametrize("promotion", SPARK_READ_PROMOTIONS, ids=lambda p: p.rule.id)
+def test_every_spark_read_promotion_meets_the_engine(promotion: Promotion) -> None:
+    hits = [r for r in load("spark_read.csv")
+            if _applies(promotion, LEAF[r["writer"]].type, as_type(r["reader"]), spark_view, Options())]
+    assert hits, f"no stored Spark read tests {promotion.rule.id}"
+
+
+@pytest.mark.parametrize("promotion", DELTA_WIDENING, ids=lambda p: p.rule.id)
+def test_every_delta_widening_meets_the_engine(promotion: Promotion) -> None:
+    hits = [r for r in load("delta_merge.csv") if r["widening"] == "true"
+            and _applies(promotion, as_type(r["table"]), as_type(r["data"]), lambda t: t, Options())]
+    assert hits, f"no stored Delta append tests {promotion.rule.id}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The stored tables are still what the engines do
+
+SAMPLE = {"spark_read.csv": 40, "spark_merge.csv": 30, "delta_merge.csv": 12}
+
+
+def rederive(spark: Any, folder: Path, table: str, row: dict[str, str]) -> tuple[str, str]:
+    def b(key: str) -> bool:
+        return row[key] == "true"
+
+    if table == "spark_read.csv":
+        return probe_read(spark, folder, LEAF[row["writer"]], b("writer_nullable"), as_type(row["reader"]),
+                          b("reader_nullable"))
+    if table == "spark_merge.csv":
+        return probe_spark_merge(spark, folder, LEAF[row["left"]], LEAF[row["right"]], b("nullable"))
+    return probe_delta_merge(spark, folder, as_type(row["table"]), as_type(row["data"]), b("nullable"),
+                             b("widening"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", list(SAMPLE))
+def test_a_sample_of_the_stored_rows_is_still_true(spark: Any, table: str) -> None:
+    """A fresh sample each run (its seed is in the failure), so the whole table gets re-checked
+    over time; `make oracle-tables` writes the tables anew when an engine moves."""
+    seed = random.randrange(2 ** 32)
+    rows = random.Random(seed).sample(load(table), SAMPLE[table])
+    with tempfile.TemporaryDirectory() as d:
+        stale = [(row, got) for row in rows
+                 if (got := rederive(spark, Path(d), table, row)) != (row["outcome"], row["detail"])]
+    assert not stale, f"seed {seed}: the engine now says otherwise: {stale[:5]}"
