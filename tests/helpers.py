@@ -45,3 +45,17 @@ def spark_parquet_file(directory: Path) -> Path:
     files = sorted(directory.glob("part-*.parquet"))
     assert len(files) == 1, files
     return files[0]
+
+
+@contextmanager
+def sql_catalog(folder: Path) -> Iterator[Any]:
+    """A pyiceberg SQL catalog `test` on sqlite in `folder`, with the namespace `db`; its engine is
+    closed afterwards (pyiceberg imported here: only the Iceberg tests pay for it)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    cat = SqlCatalog("test", uri=f"sqlite:///{folder}/catalog.db", warehouse=f"file://{folder}/wh")
+    cat.create_namespace("db")
+    try:
+        yield cat
+    finally:
+        cat.engine.dispose()

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from schemaguard.base import spark_view
@@ -41,6 +42,15 @@ from schemaguard.model import (
     UuidType,
     walk,
 )
+
+
+def oracle_settings(examples: int) -> settings:
+    """The oracle tests' hypothesis settings: reproducible (`derandomize`: the same examples every
+    run; `make oracle` searches afresh), no deadline (engines are slow), no example database."""
+    return settings(max_examples=examples, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
+
 
 # Types pyarrow writes and that differ in ways the rules care about.
 INTS = [IntType(8), IntType(16), IntType(32), IntType(64), IntType(32, False), IntType(64, False)]

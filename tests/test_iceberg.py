@@ -33,16 +33,15 @@ from schemaguard.lake.table import ReadOptions, TableRead, read
 from schemaguard.model import Schema, fields_of, walk
 from schemaguard.proofs import Proof
 from schemaguard.proofs.run import run_proofs
+from tests.helpers import sql_catalog
 
 CLI = [str(Path(sys.executable).parent / "schemaguard")]
 
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[SqlCatalog]:
-    cat = SqlCatalog("test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
-    cat.create_namespace("db")
-    yield cat
-    cat.engine.dispose()
+    with sql_catalog(tmp_path) as cat:
+        yield cat
 
 
 def local(path: str) -> str:

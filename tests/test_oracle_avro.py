@@ -20,7 +20,7 @@ import avro.errors
 import avro.schema
 import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from schemaguard.base import Problem, errors
@@ -47,10 +47,9 @@ from schemaguard.model import (
     canonical_json,
 )
 from schemaguard.rules.profiles import can_read
+from tests.oracles import oracle_settings
 
-ORACLE = settings(max_examples=400, derandomize=True, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.filter_too_much])
+ORACLE = oracle_settings(400)
 
 # ---------------------------------------------------------------------------------------------
 # The two checkers

@@ -54,7 +54,7 @@ import avro.errors
 import avro.schema
 import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given
 
 from schemaguard.base import Problem, errors
 from schemaguard.formats.avro import AvroSchemaError, schema_from_avsc, schema_to_avsc
@@ -71,11 +71,10 @@ from tests.java_avro import (
     java_check,
     reader_path,
 )
+from tests.oracles import oracle_settings
 from tests.test_oracle_avro import _struct_pairs, expressible, related_pairs
 
-JAVA = settings(max_examples=250, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
+JAVA = oracle_settings(250)
 
 # Our problem codes and the SchemaIncompatibilityType Java reports for the same thing. A required
 # reader field where the data may hold null is Java's null branch against a non-union reader.

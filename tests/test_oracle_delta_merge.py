@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from schemaguard.base import Options
@@ -20,6 +20,7 @@ from schemaguard.model import Schema
 from schemaguard.rules.profiles import merge_schemas
 from tests.oracles import (
     as_nullable,
+    oracle_settings,
     predicted,
     refusal,
     related_pairs,
@@ -28,9 +29,7 @@ from tests.oracles import (
     write_parquet,
 )
 
-ORACLE = settings(max_examples=60, derandomize=True, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.function_scoped_fixture])
+ORACLE = oracle_settings(60)
 
 
 def delta_append(spark: Any, table: Schema, data: Schema, widening: bool) -> tuple[bool, Schema | None, str]:

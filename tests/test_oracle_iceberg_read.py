@@ -74,6 +74,7 @@ from schemaguard.lake.table import read
 from schemaguard.model import Schema
 from schemaguard.rules.profiles import can_read
 from tests.exact import NoExactValue, decimal_as, first_difference
+from tests.helpers import sql_catalog
 from tests.oracles import KNOWN_REFUSALS, predicted
 
 D = decimal.Decimal
@@ -315,10 +316,8 @@ def disagreement(engine: Outcome, problems: list[Problem], how: str) -> str:
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[SqlCatalog]:
-    cat = SqlCatalog("oracle", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
-    cat.create_namespace("db")
-    yield cat
-    cat.engine.dispose()
+    with sql_catalog(tmp_path) as cat:
+        yield cat
 
 
 def write(catalog: SqlCatalog, schema: IcebergSchema,
@@ -565,9 +564,7 @@ def test_random_evolutions_agree_with_pyiceberg(tmp_path_factory: pytest.TempPat
     forced). A refusal speaks of its own step (schema before -> schema asked for), not of the old
     file: each step is judged on its pair, and the old file on what the final read returns."""
     folder = tmp_path_factory.mktemp("random")
-    cat = SqlCatalog("oracle", uri=f"sqlite:///{folder}/catalog.db", warehouse=f"file://{folder}/wh")
-    cat.create_namespace("db")
-    try:
+    with sql_catalog(folder) as cat:
         table, written = write(cat, NESTED, NESTED_ROWS)
         fresh = iter(f"n{i}" for i in range(100))
         steps = []
@@ -587,8 +584,6 @@ def test_random_evolutions_agree_with_pyiceberg(tmp_path_factory: pytest.TempPat
             assert not diff, f"{diff}\nchanges: {done}"
         for how, problems in zip(("metadata W", "footer W"), verdict.errors_at(None), strict=True):
             assert not (diff := disagreement(engine, problems, how)), f"{diff}\nchanges: {done}"
-    finally:
-        cat.engine.dispose()
 
 
 def test_a_map_key_cannot_be_promoted_even_by_force(catalog: SqlCatalog) -> None:

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from schemaguard.formats.notation import dumps
@@ -26,6 +26,7 @@ from schemaguard.rules.profiles import merge_schemas
 from tests.oracles import (
     WRITERS,
     as_nullable,
+    oracle_settings,
     predicted,
     refusal,
     related_pairs,
@@ -36,9 +37,7 @@ from tests.oracles import (
     write_parquet,
 )
 
-ORACLE = settings(max_examples=100, derandomize=True, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.function_scoped_fixture])
+ORACLE = oracle_settings(100)
 
 
 def spark_merge(spark: Any, folder: Path) -> tuple[bool, Schema | None, str]:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from schemaguard.base import errors, spark_view
@@ -21,11 +21,18 @@ from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.model import ListType, MapType, Schema, StructType, walk
 from schemaguard.rules.identity import match_fields
 from schemaguard.rules.profiles import can_read
-from tests.oracles import WRITERS, predicted, refusal, related_pairs, same, writable, write_file
+from tests.oracles import (
+    WRITERS,
+    oracle_settings,
+    predicted,
+    refusal,
+    related_pairs,
+    same,
+    writable,
+    write_file,
+)
 
-ORACLE = settings(max_examples=150, derandomize=True, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.function_scoped_fixture])
+ORACLE = oracle_settings(150)
 
 
 def declarable(schema: Schema) -> bool:
