@@ -77,6 +77,10 @@ from tests.exact import NoExactValue, decimal_as, first_difference
 from tests.helpers import sql_catalog
 from tests.oracles import KNOWN_REFUSALS, predicted
 
+# A differential suite against pyiceberg (hundreds of reads): in `make test`, not in test-fast.
+pytestmark = pytest.mark.slow
+
+
 D = decimal.Decimal
 UTC = dt.UTC
 
