@@ -376,18 +376,25 @@ def write_file(spark: Any, schema: Schema, path: Path, writer: str) -> tuple[lis
 # Comparing with the oracles
 
 
-def spark_to_model(t: Any) -> DataType:
-    """Spark's type as the model spells it, by Spark's own classes: the oracles never take the
-    engine's side through `formats/spark.py`, which is itself under test."""
+def spark_atomic() -> dict[type, DataType]:
+    """Spark's atomic type classes and the model type each is, both ways (decimals apart)."""
     from pyspark.sql import types as T
 
-    simple: dict[type, DataType] = {
+    return {
         T.BooleanType: BooleanType(), T.ByteType: IntType(8), T.ShortType: IntType(16),
         T.IntegerType: IntType(32), T.LongType: IntType(64), T.FloatType: FloatType(32),
         T.DoubleType: FloatType(64), T.StringType: StringType(), T.BinaryType: BinaryType(),
         T.DateType: DateType(), T.TimestampType: TimestampType("us", True),
         T.TimestampNTZType: TimestampType("us", False),
     }
+
+
+def spark_to_model(t: Any) -> DataType:
+    """Spark's type as the model spells it, by Spark's own classes: the oracles never take the
+    engine's side through `formats/spark.py`, which is itself under test."""
+    from pyspark.sql import types as T
+
+    simple = spark_atomic()
     if isinstance(t, T.DecimalType):
         return DecimalType(t.precision, t.scale)
     if isinstance(t, T.ArrayType):

@@ -54,7 +54,7 @@ from schemaguard.model import (
     TimeType,
     UuidType,
 )
-from tests.oracles import conditions, edges, same, spark_to_model
+from tests.oracles import conditions, edges, same, spark_atomic, spark_to_model
 
 TRUTH = Path(__file__).resolve().parent / "truth"
 
@@ -122,16 +122,10 @@ def _model_to_spark(t: DataType) -> Any:
 
     if isinstance(t, DecimalType):
         return T.DecimalType(t.precision, t.scale)
-    for spark_class, model in ((T.BooleanType, BooleanType()), (T.ByteType, IntType(8)),
-                               (T.ShortType, IntType(16)), (T.IntegerType, IntType(32)),
-                               (T.LongType, IntType(64)), (T.FloatType, FloatType(32)),
-                               (T.DoubleType, FloatType(64)), (T.StringType, StringType()),
-                               (T.BinaryType, BinaryType()), (T.DateType, DateType()),
-                               (T.TimestampType, TimestampType("us", True)),
-                               (T.TimestampNTZType, TimestampType("us", False))):
-        if t == model:
-            return spark_class()
-    raise TypeError(f"{type_name(t)} is no Spark type")  # type: ignore[arg-type]
+    spark_class = next((c for c, model in spark_atomic().items() if model == t), None)
+    if spark_class is None:
+        raise TypeError(f"{type_name(t)} is no Spark type")  # type: ignore[arg-type]
+    return spark_class()
 
 
 def _one_column(t: Any, nullable: bool) -> Any:
