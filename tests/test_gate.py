@@ -259,7 +259,7 @@ def test_nested_lost_case_insensitive_and_unreadable_types(tmp_path: Path) -> No
     assert not report.read_failures  # the read without merge never asks for `h`
 
 
-def test_relabelled_timestamps_are_reported_not_failed(tmp_path: Path) -> None:
+def test_relabelled_timestamps_are_a_quiet_break(tmp_path: Path) -> None:
     t = tmp_path / "t"
     utc = pa.array([0], pa.timestamp("us", "UTC"))
     write(t / "part-0.parquet", pa.table({"ts": utc}), mtime=1)
@@ -269,7 +269,10 @@ def test_relabelled_timestamps_are_reported_not_failed(tmp_path: Path) -> None:
     (r,) = report.without_merge.relabelled_columns
     assert r.type == "timestamp_us_utc" and [v.type for v in r.versions] == ["timestamp_us_utc",
                                                                               "timestamp_us_local"]
-    assert not report.read_failures  # read silently, re-labelled (parquet-and-spark.md §2.6)
+    # Spark reads it without an error, re-labelled (parquet-and-spark.md §2.6): a quiet break
+    assert [(f.schema, f.path, f.code) for f in report.read_failures] == [
+        ("without_merge", "ts", "VALUES_CHANGE_MEANING")]
+    assert not evaluate_gate(read(str(t)), allow_quiet=True).read_failures
 
 
 def test_empty_table_and_stale_checksum(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ them imports another to name a type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from schemaguard.model import (
@@ -47,15 +47,33 @@ class Rule:
     source: str
 
 
+Verdict = Literal["loud", "quiet", "fine"]
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """What a reader meets at one place of a schema."""
+    """What a reader meets at one place of a schema: a loud break (the reader fails), a quiet break
+    (it reads, and values change meaning or land in another column) or fine (a rule allows it:
+    severity info). Both breaks are errors; `allow_quiet` makes the quiet ones warnings."""
 
     path: str
     code: str
     message: str
     rule: Rule
     severity: Severity = "error"
+    quiet: bool = False
+    location: str = ""  # where the reader's own tools point (Avro: Java's JSON pointer), when they do
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.quiet:
+            return "quiet"
+        return "loud" if self.severity == "error" else "fine"
+
+
+def allow_quiet(problems: list[Problem]) -> list[Problem]:
+    """`--allow-quiet`: quiet breaks become warnings; loud ones stay errors."""
+    return [replace(p, severity="warning") if p.quiet and p.severity == "error" else p for p in problems]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +99,7 @@ class Options:
     uniform: bool = False
     case_sensitive: bool = False
     identity: Identity | None = None  # None: the profile's own default
+    allow_quiet: bool = False  # quiet breaks are warnings, not errors (--allow-quiet)
 
 
 def errors(problems: list[Problem]) -> list[Problem]:

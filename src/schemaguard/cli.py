@@ -79,6 +79,8 @@ CatalogUriOption = Annotated[str | None, typer.Option(
 SparkCatalogOption = Annotated[bool, typer.Option(
     "--spark-catalog", help="the table is db.table of the Spark session's catalog: read at its location")]
 CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
+AllowQuietOption = Annotated[bool, typer.Option(
+    "--allow-quiet", help="quiet breaks (values change meaning or land in another column) warn, not fail")]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -165,6 +167,7 @@ def compare(
     iceberg_version: IcebergVersionOption = "2",
     uniform: UniformOption = False,
     case_sensitive: CaseSensitiveOption = False,
+    allow_quiet: AllowQuietOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Can READER read data written with WRITER? Every version of WRITER is checked as a writer."""
@@ -172,10 +175,12 @@ def compare(
     from schemaguard.report import rules_output
 
     profile = _choice(profile, list(PROFILES), "--profile")
-    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
+    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
+                       allow_quiet)
     writers, notes = _schemas([writer])
     readers, reader_notes = (writers, []) if reader == writer else _schemas([reader])
     reader_label, reader_schema = readers[-1]
+    _modelled(writers + readers, profile)
     if len(readers) > 1:
         notes.append(f"the reader is {reader_label}, the newest of {len(readers)} versions of {reader}")
     report = compare_schemas(writers, (reader_label, reader_schema), profile, options,
@@ -200,6 +205,7 @@ def merge(
     profile = _choice(profile, list(MERGE_PROFILES), "--profile")
     options = Options(type_widening=type_widening, case_sensitive=case_sensitive)
     labelled, notes = _schemas(sources, at_least=2, what="merge")
+    _modelled(labelled, profile)
     report = merge_schemas(labelled, profile, options, tuple(notes))
     _render(output, report, rules_output.merge_json, rules_output.merge_text)
     _exit(report.result.ok)
@@ -216,6 +222,7 @@ def evolve(
     iceberg_version: IcebergVersionOption = "2",
     uniform: UniformOption = False,
     case_sensitive: CaseSensitiveOption = False,
+    allow_quiet: AllowQuietOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """May Vn follow V1..Vn-1 under MODE? Pairs are checked as a schema registry checks them."""
@@ -224,8 +231,10 @@ def evolve(
 
     checked_mode = _choice(mode, list(Mode), "--mode")
     profile = _choice(profile, list(PROFILES), "--profile")
-    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive)
+    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
+                       allow_quiet)
     labelled, notes = _schemas(versions, at_least=2, what="evolve")
+    _modelled(labelled, profile)
     report = evolve_schemas(labelled, checked_mode, profile, options, tuple(notes))
     _render(output, report, rules_output.evolve_json, rules_output.evolve_text)
     _exit(report.compatible)
@@ -234,6 +243,7 @@ def evolve(
 @app.command()
 def gate(
     path: Annotated[str, typer.Argument(help="table directory or URI")],
+    allow_quiet: AllowQuietOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files and
@@ -241,7 +251,7 @@ def gate(
     from schemaguard.checks.gate import evaluate_gate
     from schemaguard.report import gate as gating
 
-    report = evaluate_gate(_read_table(path, output))
+    report = evaluate_gate(_read_table(path, output), allow_quiet)
     _render(output, report, gating.gate_json, gating.gate_text)
     raise typer.Exit(report.exit_code)
 
@@ -341,6 +351,7 @@ def plan(
     ] = None,
     conf: Annotated[Path | None, typer.Option("--conf", help="configuration file: its [plan] weeks")] = None,
     footer_only: Annotated[bool, typer.Option("--footer-only", help="checks from statistics only")] = False,
+    allow_quiet: AllowQuietOption = False,
     catalog: CatalogOption = None,
     catalog_uri: CatalogUriOption = None,
     spark_catalog: SparkCatalogOption = False,
@@ -369,7 +380,10 @@ def plan(
     if not chosen:
         chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
                                      if read and read.iceberg else ())
-    options = Options(identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"))
+    for name in chosen:
+        _modelled([(old, old_schema), (new, new_schema)], name)
+    options = Options(identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
+                      allow_quiet=allow_quiet)
     if read is not None:
         from schemaguard.checks.compat import table_options
 
@@ -643,7 +657,7 @@ def _choice(value: str, choices: Sequence[T], option: str) -> T:
 
 
 def _options(identity: str | None, type_widening: bool, column_mapping: str, iceberg_version: str,
-             uniform: bool, case_sensitive: bool) -> Options:
+             uniform: bool, case_sensitive: bool, allow_quiet: bool) -> Options:
     return Options(
         type_widening=type_widening,
         column_mapping=_choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),
@@ -651,7 +665,19 @@ def _options(identity: str | None, type_widening: bool, column_mapping: str, ice
         uniform=uniform,
         case_sensitive=case_sensitive,
         identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
+        allow_quiet=allow_quiet,
     )
+
+
+def _modelled(labelled: list[tuple[str, Schema]], profile: str) -> None:
+    """An Avro schema with no table equivalent, given to a profile other than avro: one line, exit 2."""
+    from schemaguard.rules.profiles import UnmodelledSchema, check_modelled
+
+    for label, schema in labelled:
+        try:
+            check_modelled([schema], profile)
+        except UnmodelledSchema as e:
+            fail(f"{label}: {e}")
 
 
 def _schemas(

@@ -180,7 +180,13 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Schema:
+    """Top-level fields. A schema read from Avro keeps its Avro graph (formats/avro_schema.AvroType)
+    for the avro profile; `unmodelled` says why an Avro schema has no columns here (a recursive
+    type, a top level that is not a record): only the avro profile reads it."""
+
     fields: tuple[Field, ...]
+    avro: object = field(default=None, compare=False, repr=False)
+    unmodelled: str | None = field(default=None, compare=False, repr=False)
 
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]

@@ -23,6 +23,7 @@ from pyarrow import fs as pafs
 
 from schemaguard.errors import first_line
 from schemaguard.formats.avro import schema_from_avsc
+from schemaguard.formats.avro_schema import NAMED_KINDS, PRIMITIVE_KINDS
 from schemaguard.formats.delta import delta_schemas
 from schemaguard.formats.io import SchemaLoadError, file_info, inside, read_bytes
 from schemaguard.formats.notation import schema_from_notation
@@ -83,16 +84,20 @@ def _load_file(filesystem: pafs.FileSystem, info: pafs.FileInfo, source: str) ->
     if kind is None:
         raise SchemaLoadError(
             f'{source}: JSON that is no schema: expected notation {{"fields": [...]}}, '
-            'Spark {"type": "struct", ...} or Avro {"type": "record", ...}')
+            'Spark {"type": "struct", ...} or Avro (.avsc)')
     return LoadedSchemas(kind, ((label, _parse_json(kind, doc, source)),))
 
 
 def _json_kind(doc: Any) -> Literal["notation", "spark", "avro"] | None:
+    """Spark's `{"type": "struct"}`; the notation's `{"fields": [...]}`; any Avro schema: a type
+    name, a union (a JSON array) or an object with an Avro `type`."""
+    if isinstance(doc, list) or doc in PRIMITIVE_KINDS:
+        return "avro"
     if not isinstance(doc, dict):
         return None
     if doc.get("type") == "struct":
         return "spark"
-    if doc.get("type") == "record":
+    if doc.get("type") in (*PRIMITIVE_KINDS, *NAMED_KINDS, "array", "map"):
         return "avro"
     return "notation" if "fields" in doc and "type" not in doc else None
 

@@ -1,5 +1,6 @@
 """Every schema version on disk against the table's current schema, under the configured readers
-and mode: the audit's VERSION_INCOMPATIBLE and VERSION_READ_CHANGES_MEANING findings."""
+and mode: the audit's VERSION_INCOMPATIBLE (a loud break), VERSION_QUIET_BREAK and, with quiet
+breaks allowed, VERSION_READ_CHANGES_MEANING findings."""
 
 from __future__ import annotations
 
@@ -75,6 +76,13 @@ def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:
     return [_compat_finding(key, hits, versions, current) for key, hits in groups.items()]
 
 
+def _code(p: Problem) -> str:
+    """A loud break, a quiet one, or (quiet breaks allowed) a read that changes meaning."""
+    if p.severity != "error":
+        return "VERSION_READ_CHANGES_MEANING"
+    return "VERSION_QUIET_BREAK" if p.quiet else "VERSION_INCOMPATIBLE"
+
+
 def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersion, Problem]],
                     versions: tuple[SchemaVersion, ...], current: Schema) -> Finding:
     """Backward: the files at stake are the old versions'. Forward: they are the files written with
@@ -95,7 +103,7 @@ def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersi
     files = involved(at_stake)
     written = ", ".join(f"v{v.number}" for v in at_stake) or "the current schema (none on disk yet)"
     return Finding(
-        "VERSION_INCOMPATIBLE" if worst.severity == "error" else "VERSION_READ_CHANGES_MEANING",
+        _code(worst),
         worst.severity, f"{what}: {worst.message} [{code}]", files.count, files.files, path,
         tuple(v.number for v in at_stake), f"{worst.rule.id} ({worst.rule.source})",
         subject=f"{profile}:{direction}:{path}:{code}", partitions=files.partitions,

@@ -72,9 +72,12 @@ CODES: dict[str, Code] = {c.code: c for c in (
          "§2.4 (Parquet -> Spark types), §2.5 (read-time conversions)"),
     Code("VERSION_INCOMPATIBLE", "error", "A reader cannot read a schema version on disk",
          "the reader profile's rule table (rules/read.py, rules/merge.py)"),
+    Code("VERSION_QUIET_BREAK", "error",
+         "A reader reads a schema version on disk without an error, and its values change meaning or "
+         "land in another column", "the reader profile's rule table (rules/read.py, rules/avro.py)"),
     Code("VERSION_READ_CHANGES_MEANING", "warning",
-         "A reader reads a schema version on disk, but changes what it means",
-         "the reader profile's rule table (rules/read.py)"),
+         "A quiet break the configuration allows (allow_quiet): the read succeeds and changes what values "
+         "mean", "the reader profile's rule table (rules/read.py, rules/avro.py)"),
     Code("DELTA_UNKNOWN_COLUMN", "warning", "A column of a Delta table's files that no schema of its log "
          "holds: no Delta reader returns it", "Delta PROTOCOL.md 'Column Mapping', 'Schema Serialization "
          f"Format'; {_CR} §4"),

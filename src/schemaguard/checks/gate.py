@@ -28,7 +28,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from schemaguard.base import SPARK_ILLEGAL, Conflict, Problem, Rule, SparkUnreadable, errors, spark_type
+from schemaguard.base import (
+    SPARK_ILLEGAL,
+    Conflict,
+    Options,
+    Problem,
+    Rule,
+    SparkUnreadable,
+    errors,
+    spark_type,
+)
 from schemaguard.checks.finding import SAMPLE, Finding, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
@@ -180,9 +189,9 @@ def _version_source(v: SchemaVersion) -> _Source:
     return _Source(v.number, len(v.files), tuple(f.rel for f in v.files[:SAMPLE]), _spark_input(v.footer))
 
 
-def evaluate_gate(table: TableRead) -> GateReport:
+def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     """The gate's verdict from what was read of a table: its listing, footers, summary files and
-    versions. Spark is not needed."""
+    versions. Spark is not needed. Quiet breaks fail reads unless `allow_quiet`."""
     history = table.history
     first_file = {v.number: min(spark_order_key(f.rel) for f in v.files) for v in history.versions if v.files}
     ordered = sorted((v for v in history.versions if v.files), key=lambda v: first_file[v.number])
@@ -223,9 +232,9 @@ def evaluate_gate(table: TableRead) -> GateReport:
     without = _without_merge(listing, ordered, summaries, summary_errors, version_of, unreadable)
     failures: list[ReadFailure] = []
     if without.schema is not None:
-        failures += _read_failures("without_merge", without.schema, ordered)
+        failures += _read_failures("without_merge", without.schema, ordered, allow_quiet)
     if merged is not None:
-        failures += _read_failures("merged", merged, ordered)
+        failures += _read_failures("merged", merged, ordered, allow_quiet)
     return GateReport(table.location, len(history.versions), len(listing.files),
                       tuple(v.number for v in ordered), merged, tuple(conflicts), without, tuple(failures),
                       tuple(unreadable), listing.partition_columns, tuple(notes))
@@ -417,12 +426,14 @@ def _versions_files(versions: Sequence[SchemaVersion]) -> tuple[tuple[int, ...],
 # --- reading every version with one schema -----------------------------------------------------
 
 
-def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVersion]) -> list[ReadFailure]:
+def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVersion],
+                   allow_quiet: bool) -> list[ReadFailure]:
     """Spark's vectorized reader reading each version's files with `reader` (profile spark-read: the
-    file's Parquet types against the requested Spark types)."""
+    file's Parquet types against the requested Spark types); quiet breaks are failures too."""
     out: list[ReadFailure] = []
+    options = Options(allow_quiet=allow_quiet)
     for v in sorted(ordered, key=lambda v: v.number):
-        problems: list[Problem] = errors(can_read(v.footer.schema, reader, "spark-read"))
+        problems: list[Problem] = errors(can_read(v.footer.schema, reader, "spark-read", options))
         files = tuple(f.rel for f in v.files[:SAMPLE])
         out += [ReadFailure(which, v.number, len(v.files), files, p.path, p.code, p.message, p.rule)
                 for p in problems]

@@ -1,16 +1,19 @@
 """Avro `.avsc` schemas (as parsed JSON) into and out of the model.
 
-avsc -> model. Records become structs (their names are only used to resolve references);
-`["null", T]` and `[T, "null"]` unions make the field, list element (`items`) or map value
-(`values`) nullable; a one-branch union `[T]` is T. Other unions, the `null` type and recursive
-types have no model equivalent and raise `AvroSchemaError`. int -> int32, long -> int64, bytes ->
-binary, fixed -> fixed(N), enum -> enum (symbols and default), array -> list, map ->
-map<string, V>. Logical types: decimal on bytes or fixed, uuid on string or fixed(16), date,
-time-millis/-micros, (local-)timestamp-millis/-micros/-nanos. As the spec says, a logical type
-that is unknown (duration, big-decimal) or invalid (decimal scale > precision, date on a string)
-is ignored and the underlying type is used. A field's `default` becomes canonical JSON, `aliases`
-its aliases, `field-id` (Iceberg's convention) its id, and every other attribute (`doc`, `order`,
-custom properties) its metadata; non-string values are kept as canonical JSON text.
+avsc -> model, as spark-avro's SchemaConverters reads Avro as a table (formats/avro_schema.py
+parses the document first; the model schema keeps that graph for the avro profile). Records become
+structs; `null` plus one type makes the field, list element (`items`) or map value (`values`)
+nullable; `[int, long]` is int64 and `[float, double]` float64; any other union is a struct of
+`member0..n`, its non-null branches, each nullable. A schema with no table equivalent (a top level
+that is not a record, the `null` type alone, a recursive type) has no columns and says why in
+`Schema.unmodelled`. int -> int32, long -> int64, bytes -> binary, fixed -> fixed(N), enum -> enum
+(symbols and default), array -> list, map -> map<string, V>. Logical types: decimal on bytes or
+fixed, uuid on string or fixed(16), date, time-millis/-micros, (local-)timestamp-millis/-micros/
+-nanos. As the spec says, a logical type that is unknown (duration, big-decimal) or invalid
+(decimal scale > precision, date on a string) is ignored and the underlying type is used. A
+field's `default` becomes canonical JSON, `aliases` its aliases, `field-id` (Iceberg's convention)
+its id, and every other attribute (`doc`, `order`, custom properties) its metadata; non-string
+values are kept as canonical JSON text.
 
 model -> avsc. Avro has no type for some model types, so:
 - int8, int16, uint8 and uint16 -> int, uint32 -> long: every value fits, the width is lost;
@@ -31,10 +34,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
+from schemaguard.formats.avro_schema import AvroField, AvroSchemaError, AvroType, parse_avro
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     TIME_UNITS,
@@ -65,11 +68,6 @@ from schemaguard.model import (
     make_metadata,
     visit,
 )
-
-
-class AvroSchemaError(ValueError):
-    """An Avro schema the model cannot express, or a model Avro cannot; the message names the place."""
-
 
 _PRIMITIVES_IN: dict[str, PrimitiveType] = {
     "boolean": BooleanType(),
@@ -126,6 +124,7 @@ _INEXPRESSIBLE: dict[PrimitiveType, str] = {
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ORDERS = ("ascending", "descending", "ignore")
 _FIELD_KEYS = ("name", "type", "default", "aliases", "field-id")  # everything else is metadata
+__all__ = ["AvroSchemaError", "AvroType", "as_avro", "parse_avro", "schema_from_avsc", "schema_to_avsc"]
 
 
 def _at(path: str) -> str:
@@ -145,158 +144,100 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 
 def schema_from_avsc(doc: Any) -> Schema:
-    """A parsed `.avsc` document as a model schema; the top level must be a record."""
-    if not isinstance(doc, dict) or doc.get("type") != "record":
-        raise AvroSchemaError('schema: the top level of an Avro schema must be {"type": "record", ...}')
-    t, _ = _Reader().read(doc, "", None)
+    """A parsed `.avsc` document as a model schema that keeps its Avro graph (`Schema.avro`, which
+    the avro profile checks). A schema spark-avro cannot read as a table (a top level that is not
+    a record, the `null` type, a recursive type, an empty union) has no columns and says why in
+    `Schema.unmodelled`: only the avro profile reads it."""
+    graph = parse_avro(doc)
+    if graph.kind != "record":
+        return Schema((), avro=graph, unmodelled=f"a top-level {graph.kind}: spark-avro reads only a "
+                      "record as a table")
+    try:
+        t, _ = _to_model(graph, "", ())
+    except _Unmodelled as e:
+        return Schema((), avro=graph, unmodelled=str(e))
     assert isinstance(t, StructType)
-    return Schema(t.fields)
+    return Schema(t.fields, avro=graph)
 
 
-class _Reader:
-    """One parse: the named types defined so far, for later references."""
-
-    def __init__(self) -> None:
-        self.named: dict[str, DataType | None] = {}  # None while a record is being defined
-
-    def read(self, doc: Any, path: str, space: str | None) -> tuple[DataType, bool]:
-        """A type and whether it admits null (a `["null", T]` union)."""
-        if not isinstance(doc, list):
-            return self._plain(doc, path, space), False
-        branches = [b for b in doc if b != "null" and b != {"type": "null"}]
-        nulls = len(doc) - len(branches)
-        if len(branches) != 1 or nulls > 1:
-            raise AvroSchemaError(
-                f"{_at(path)}: union {canonical_json(doc)} is not expressible "
-                '(only ["null", T], [T, "null"] and [T] are)')
-        return self._plain(branches[0], path, space), nulls == 1
-
-    def _plain(self, doc: Any, path: str, space: str | None) -> DataType:
-        if doc == "null" or (isinstance(doc, dict) and doc.get("type") == "null"):
-            raise AvroSchemaError(f"{_at(path)}: the null type alone has no model equivalent")
-        if isinstance(doc, str):
-            return _PRIMITIVES_IN[doc] if doc in _PRIMITIVES_IN else self._reference(doc, path, space)
-        if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
-            raise AvroSchemaError(f"{_at(path)}: not an Avro type: {canonical_json(doc)}")
-        kind = doc["type"]
-        if kind in _PRIMITIVES_IN:
-            return _with_logical(_PRIMITIVES_IN[kind], doc)
-        if kind == "array":
-            element, nullable = self.read(doc.get("items"), path + "[]", space)
-            return ListType(element, nullable)
-        if kind == "map":
-            value, nullable = self.read(doc.get("values"), path + "{value}", space)
-            return MapType(StringType(), value, nullable)
-        if kind in ("record", "enum", "fixed"):
-            return self._named(doc, path, space)
-        return self._reference(kind, path, space)
-
-    def _reference(self, name: str, path: str, space: str | None) -> DataType:
-        # As Avro Java does: the name in the enclosing namespace first, then in the null namespace.
-        candidates = [name] if "." in name or not space else [f"{space}.{name}", name]
-        for full in candidates:
-            if full in self.named:
-                found = self.named[full]
-                if found is None:
-                    raise AvroSchemaError(f"{_at(path)}: recursive type {full!r} has no model equivalent")
-                return found
-        raise AvroSchemaError(f"{_at(path)}: unknown Avro type {name!r}")
-
-    def _named(self, doc: dict[str, Any], path: str, space: str | None) -> DataType:
-        full = _fullname(doc, path, space)
-        if full in self.named:
-            raise AvroSchemaError(f"{_at(path)}: Avro name {full!r} is defined twice")
-        self.named[full] = None
-        kind = doc["type"]
-        if kind == "record":
-            t: DataType = StructType(self._fields(doc.get("fields"), path, full.rpartition(".")[0] or None))
-        elif kind == "enum":
-            t = _enum(doc, path)
-        else:
-            t = _fixed(doc, path)
-        self.named[full] = t
-        return t
-
-    def _fields(self, docs: Any, path: str, space: str | None) -> tuple[Field, ...]:
-        if not isinstance(docs, list):
-            raise AvroSchemaError(f"{_at(path)}: a record needs a list of fields")
-        fields = tuple(self._field(d, path, space) for d in docs)
-        names = [f.name for f in fields]
-        dupes = sorted(n for n, k in Counter(names).items() if k > 1)  # linear: schemas of 50,000 fields
-        if dupes:
-            raise AvroSchemaError(f"{_at(path)}: duplicate field names {dupes}")
-        return fields
-
-    def _field(self, doc: Any, parent: str, space: str | None) -> Field:
-        if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"]:
-            raise AvroSchemaError(f"{_at(parent)}: a field needs a non-empty string name")
-        path = _child(parent, doc["name"])
-        if "type" not in doc:
-            raise AvroSchemaError(f"{path}: a field needs a type")
-        t, nullable = self.read(doc["type"], path, space)
-        fid = doc.get("field-id")
-        if fid is not None and not _is_int(fid):
-            raise AvroSchemaError(f"{path}: field-id must be an integer")
-        aliases = doc.get("aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise AvroSchemaError(f"{path}: aliases must be a list of strings")
-        return Field(
-            name=doc["name"],
-            type=t,
-            nullable=nullable,
-            id=fid,
-            default_json=canonical_json(doc["default"]) if "default" in doc else None,
-            aliases=tuple(aliases),
-            metadata=make_metadata({
-                k: v if isinstance(v, str) else canonical_json(v)
-                for k, v in doc.items() if k not in _FIELD_KEYS
-            }),
-        )
+def as_avro(schema: Schema) -> AvroType:
+    """The Avro graph a schema was read from, or the model written as Avro (`schema_to_avsc`)."""
+    if isinstance(schema.avro, AvroType):
+        return schema.avro
+    return parse_avro(schema_to_avsc(schema))
 
 
-def _fullname(doc: dict[str, Any], path: str, space: str | None) -> str:
-    """The spec's fullname: a dotted name as is, else qualified by `namespace` or the enclosing one."""
-    name = doc.get("name")
-    if not isinstance(name, str) or not name:
-        raise AvroSchemaError(f"{_at(path)}: a {doc['type']} needs a name")
-    namespace = doc.get("namespace", space)
-    return name if "." in name or not namespace else f"{namespace}.{name}"
+class _Unmodelled(Exception):
+    """An Avro type no table column holds, at a model path."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{_at(path)}: {why}")
 
 
-def _enum(doc: dict[str, Any], path: str) -> EnumType:
-    symbols = doc.get("symbols")
-    if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-        raise AvroSchemaError(f"{_at(path)}: an enum needs a list of symbol strings")
-    if len(set(symbols)) != len(symbols):
-        raise AvroSchemaError(f"{_at(path)}: enum symbols must be unique")
-    default = doc.get("default")
-    if default is not None and default not in symbols:
-        raise AvroSchemaError(f"{_at(path)}: enum default {default!r} is not one of its symbols")
-    return EnumType(tuple(symbols), default)
+def _to_model(t: AvroType, path: str, records: tuple[int, ...]) -> tuple[DataType, bool]:
+    """A type as spark-avro's SchemaConverters makes it, and whether it admits null: `null` plus
+    one type is that type, nullable; [int, long] is long and [float, double] double; any other union
+    a struct of `member0..n` (its non-null branches, each nullable)."""
+    if t.kind == "union":
+        branches = [b for b in t.branches if b.kind != "null"]
+        nullable = len(branches) < len(t.branches)
+        kinds = {b.kind for b in branches}
+        if not branches:
+            raise _Unmodelled(path, f"a union of {len(t.branches)} null branches holds no value")
+        if len(branches) == 1:
+            return _to_model(branches[0], path, records)[0], nullable
+        if kinds in ({"int", "long"}, {"float", "double"}) and not any(b.logical for b in branches):
+            return _PRIMITIVES_IN["long" if "long" in kinds else "double"], nullable
+        return StructType(tuple(Field(f"member{i}", _to_model(b, f"{path}.member{i}", records)[0], True)
+                                for i, b in enumerate(branches))), nullable
+    if t.kind == "null":
+        raise _Unmodelled(path, "the null type alone has no table column type")
+    if t.kind == "record":
+        if id(t) in records:
+            raise _Unmodelled(path, f"recursive type {t.name!r}: spark-avro refuses recursive types")
+        return StructType(tuple(_field(f, _child(path, f.name), (*records, id(t))) for f in t.fields)), False
+    if t.kind == "array":
+        element, nullable = _to_model(t.child, path + "[]", records)
+        return ListType(element, nullable), False
+    if t.kind == "map":
+        value, nullable = _to_model(t.child, path + "{value}", records)
+        return MapType(StringType(), value, nullable), False
+    if t.kind == "enum":
+        return EnumType(t.symbols, t.enum_default), False
+    if t.kind == "fixed":
+        return _fixed(t), False
+    return _with_logical(_PRIMITIVES_IN[t.kind], t), False
 
 
-def _fixed(doc: dict[str, Any], path: str) -> DataType:
-    size = doc.get("size")
-    if not _is_int(size) or size < 0:
-        raise AvroSchemaError(f"{_at(path)}: a fixed needs a non-negative integer size")
-    if doc.get("logicalType") == "uuid" and size == 16:
+def _field(f: AvroField, path: str, records: tuple[int, ...]) -> Field:
+    t, nullable = _to_model(f.type, path, records)
+    fid = f.props.get("field-id")
+    if fid is not None and not _is_int(fid):
+        raise AvroSchemaError(f"{path}: field-id must be an integer", path)
+    return Field(
+        name=f.name, type=t, nullable=nullable, id=fid, default_json=f.default_json, aliases=f.aliases,
+        metadata=make_metadata({k: v if isinstance(v, str) else canonical_json(v)
+                                for k, v in f.props.items() if k != "field-id"}))
+
+
+def _fixed(t: AvroType) -> DataType:
+    if t.logical == "uuid" and t.size == 16:
         return UuidType()
-    if doc.get("logicalType") == "decimal" and size > 0:
+    if t.logical == "decimal" and t.size > 0:
         # The most digits a signed two's-complement number of `size` bytes holds (the spec's bound).
-        return _decimal(doc, len(str(2 ** (8 * size - 1) - 1)) - 1) or FixedType(size)
-    return FixedType(size)
+        return _decimal(t, len(str(2 ** (8 * t.size - 1) - 1)) - 1) or FixedType(t.size)
+    return FixedType(t.size)
 
 
-def _with_logical(base: PrimitiveType, doc: dict[str, Any]) -> PrimitiveType:
+def _with_logical(base: PrimitiveType, t: AvroType) -> PrimitiveType:
     """The logical type on a primitive, or the primitive when the logical type is unknown or invalid."""
-    logical: str = doc.get("logicalType", "")
-    if logical == "decimal" and base == BinaryType():
-        return _decimal(doc, None) or base
-    return _LOGICAL_IN.get((logical, doc["type"]), base)
+    if t.logical == "decimal" and base == BinaryType():
+        return _decimal(t, None) or base
+    return _LOGICAL_IN.get((t.logical or "", t.kind), base)
 
 
-def _decimal(doc: dict[str, Any], max_precision: int | None) -> DecimalType | None:
-    precision, scale = doc.get("precision"), doc.get("scale", 0)
+def _decimal(t: AvroType, max_precision: int | None) -> DecimalType | None:
+    precision, scale = t.precision, t.scale
     if not (_is_int(precision) and _is_int(scale) and 0 <= scale <= precision and precision > 0):
         return None
     return DecimalType(precision, scale) if max_precision is None or precision <= max_precision else None
@@ -355,13 +296,13 @@ def _list_to_avro(t: ListType, names: list[str], element: _Avsc) -> dict[str, An
 
 def _map_to_avro(t: MapType, path: str, names: list[str], value: _Avsc) -> dict[str, Any]:
     if t.key != StringType():
-        raise AvroSchemaError(f"{_at(path)}: Avro map keys are strings, not {describe(t.key)}")
+        raise AvroSchemaError(f"{_at(path)}: Avro map keys are strings, not {describe(t.key)}", path)
     return {"type": "map", "values": _nullable(value(_suffixed(names, ".value")), t.value_nullable)}
 
 
 def _enum_to_avro(t: EnumType, path: str, names: list[str]) -> dict[str, Any]:
     if not t.symbols:
-        raise AvroSchemaError(f"{_at(path)}: an enum without symbols has no Avro type")
+        raise AvroSchemaError(f"{_at(path)}: an enum without symbols has no Avro type", path)
     _check_names(t.symbols, path, "enum symbol")
     doc = {"type": "enum", **_named(names), "symbols": list(t.symbols)}
     if t.default is not None:
@@ -377,7 +318,7 @@ def _primitive_to_avro(t: PrimitiveType, path: str, names: list[str]) -> Any:
     out = _PRIMITIVES_OUT.get(t)
     if out is None:
         why = _INEXPRESSIBLE.get(t, "no Avro equivalent")
-        raise AvroSchemaError(f"{_at(path)}: {describe(t)} has no Avro type: {why}")
+        raise AvroSchemaError(f"{_at(path)}: {describe(t)} has no Avro type: {why}", path)
     return dict(out) if isinstance(out, dict) else out  # a copy: callers may edit the document
 
 
@@ -394,7 +335,8 @@ def _field_to_avro(f: Field, path: str, record: list[str], type_avsc: _Avsc) -> 
         doc["field-id"] = f.id
     for key, value in f.metadata:
         if key in _FIELD_KEYS or (key == "order" and value not in _ORDERS):
-            raise AvroSchemaError(f"{path}: metadata {key}={value!r} clashes with an Avro field attribute")
+            raise AvroSchemaError(f"{path}: metadata {key}={value!r} clashes with an Avro field attribute",
+                                  path)
         doc[key] = value
     return doc
 
@@ -417,4 +359,5 @@ def _nullable(t: Any, nullable: bool, default_json: str | None = None) -> Any:
 def _check_names(names: tuple[str, ...], path: str, what: str) -> None:
     for n in names:
         if not _NAME.fullmatch(n):
-            raise AvroSchemaError(f"{_at(path)}: {what} {n!r} is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)")
+            raise AvroSchemaError(f"{_at(path)}: {what} {n!r} is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)",
+                                  path)

@@ -22,7 +22,9 @@ from schemaguard.formats.notation import describe, schema_to_notation
 from schemaguard.model import DataType, ListType, MapType, Schema, StructType, walk
 from schemaguard.report.console import console as terminal
 
-STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan", "conflict": "bold red"}
+STYLES = {"error": "bold red", "quiet": "bold magenta", "warning": "yellow", "info": "cyan",
+          "conflict": "bold red"}
+LABELS = ("error", "quiet", *reversed(SEVERITIES[:2]))  # how problems are labelled in text, most severe first
 
 
 # ---------------------------------------------------------------------------------------------
@@ -36,7 +38,8 @@ def rule_json(rule: Rule) -> dict[str, str]:
 
 def problem_json(p: Problem, writer: str) -> dict[str, Any]:
     return {"path": p.path, "code": p.code, "message": p.message, **rule_json(p.rule),
-            "severity": p.severity, "writer": writer}
+            "severity": p.severity, "break": None if p.verdict == "fine" else p.verdict,
+            **({"location": p.location} if p.location else {}), "writer": writer}
 
 
 def compare_json(report: CompareReport) -> dict[str, Any]:
@@ -113,8 +116,13 @@ def finding_line(kind: str, path: str, message: str, rule: Rule, indent: str) ->
     return line
 
 
+def _kind(p: Problem) -> str:
+    """`quiet` for a quiet break that fails, else the severity (a loud break is an `error`)."""
+    return "quiet" if p.quiet and p.severity == "error" else p.severity
+
+
 def _problem_line(p: Problem, indent: str = "") -> Text:
-    return finding_line(p.severity, p.path, p.message, p.rule, indent)
+    return finding_line(_kind(p), p.path, p.message, p.rule, indent)
 
 
 def _conflict_line(c: Conflict) -> Text:
@@ -136,9 +144,10 @@ def count(n: int, what: str) -> str:
 
 
 def _tally(problems: list[Problem]) -> str:
-    """`2 errors, 1 warning`: counts by severity, most severe first."""
-    counts = Counter(p.severity for p in problems)
-    return ", ".join(count(counts[s], s) for s in reversed(SEVERITIES) if counts[s])
+    """`2 errors, 1 quiet break, 1 warning`: counts by label, most severe first."""
+    counts = Counter(_kind(p) for p in problems)
+    return ", ".join(count(counts[s], "quiet break" if s == "quiet" else s)
+                     for s in LABELS if counts[s])
 
 
 def compare_text(report: CompareReport, console: Console | None = None) -> None:

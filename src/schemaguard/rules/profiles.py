@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from schemaguard.base import Options, Problem
+from schemaguard.base import Options, Problem, allow_quiet
+from schemaguard.formats.avro import AvroSchemaError, as_avro
 from schemaguard.model import Identity, Schema
-from schemaguard.rules import read
+from schemaguard.rules import avro, read
 from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
 
 
@@ -43,6 +44,25 @@ class ReadProfile:
 
 
 @dataclass(frozen=True, slots=True)
+class AvroProfile:
+    """Avro's resolver as Java's SchemaCompatibility decides (rules/avro.py), on the Avro schemas
+    the inputs were read from, or on the model written as Avro. Identity is Avro's own: by name
+    plus the reader's aliases."""
+
+    name: str = "avro"
+    default_identity: Identity = "name"
+    by_mapping_id: bool = False
+    case_flag: bool = False
+
+    def problems(self, writer: Schema, reader: Schema, options: Options) -> list[Problem]:
+        try:
+            w, r = as_avro(writer), as_avro(reader)
+        except AvroSchemaError as e:  # a model type no Avro type holds (uint64, float16, ...)
+            return [Problem(e.path, "UNREADABLE_TYPE", str(e), avro.RULES["TYPE_MISMATCH"])]
+        return avro.problems(w, r)
+
+
+@dataclass(frozen=True, slots=True)
 class MergeProfile:
     """A schema merge: the reader's (table's) schema on the left, the data's on the right."""
 
@@ -60,26 +80,32 @@ class MergeProfile:
                 for c in self.merge([reader, writer], options).conflicts]
 
 
-_ALL: tuple[ReadProfile | MergeProfile, ...] = (
-    ReadProfile("avro", read.AVRO),
+AnyProfile = ReadProfile | MergeProfile | AvroProfile
+_ALL: tuple[AnyProfile, ...] = (
+    AvroProfile(),
     ReadProfile("spark-read", read.SPARK_READ, case_flag=True),
     MergeProfile("spark-merge", spark_merge),
     MergeProfile("delta-merge", delta_merge, by_mapping_id=True),
     ReadProfile("delta-read", read.DELTA_READ, by_mapping_id=True, case_flag=True),
+    ReadProfile("delta-stream", read.DELTA_STREAM, by_mapping_id=True),
     ReadProfile("iceberg", read.ICEBERG),
     ReadProfile("positional", read.POSITIONAL),
 )
-PROFILES: dict[str, ReadProfile | MergeProfile] = {p.name: p for p in _ALL}
+PROFILES: dict[str, AnyProfile] = {p.name: p for p in _ALL}
 MERGE_PROFILES: dict[str, MergeProfile] = {p.name: p for p in _ALL if isinstance(p, MergeProfile)}
 
 
-def profile(name: str) -> ReadProfile | MergeProfile:
+class UnmodelledSchema(ValueError):
+    """An Avro schema only the avro profile reads, given to another profile."""
+
+
+def profile(name: str) -> AnyProfile:
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}; one of {', '.join(PROFILES)}")
     return PROFILES[name]
 
 
-def effective_options(p: ReadProfile | MergeProfile, options: Options) -> Options:
+def effective_options(p: AnyProfile, options: Options) -> Options:
     """Options that decide identity: Delta column mapping binds by id; Spark's case flag."""
     if options.identity is not None:
         return options
@@ -91,9 +117,22 @@ def effective_options(p: ReadProfile | MergeProfile, options: Options) -> Option
 
 
 def can_read(writer: Schema, reader: Schema, name: str, options: Options | None = None) -> list[Problem]:
-    """Every problem a reader with `reader` meets on data written with `writer` (empty: it reads)."""
+    """Every problem a reader with `reader` meets on data written with `writer` (empty: it reads);
+    quiet breaks are warnings under `options.allow_quiet`."""
     p = profile(name)
-    return p.problems(writer, reader, effective_options(p, options or Options()))
+    check_modelled([writer, reader], name)
+    o = options or Options()
+    problems = p.problems(writer, reader, effective_options(p, o))
+    return allow_quiet(problems) if o.allow_quiet else problems
+
+
+def check_modelled(schemas: list[Schema], name: str) -> None:
+    """Raise `UnmodelledSchema` for an Avro schema with no table equivalent, unless `name` is avro."""
+    if name == "avro":
+        return
+    for s in schemas:
+        if s.unmodelled is not None:
+            raise UnmodelledSchema(f"{s.unmodelled}; only --profile avro reads this schema")
 
 
 def merge_schemas(schemas: list[Schema], name: str, options: Options | None = None) -> MergeResult:

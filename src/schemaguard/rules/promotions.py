@@ -38,9 +38,8 @@ class Promotion:
 
     rule: Rule
     test: Test
-    warning: str | None = None  # accepted, but silently changes meaning: say so
     raw: bool = False  # test the writer's own type, not the reader's view of it (physical matters)
-    breaks: bool = False  # the reader reads it, with other values: a quiet break, an error
+    quiet: bool = False  # the reader reads it, and values change meaning: a quiet break
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,6 +88,34 @@ def _int_wraps(w: DataType, r: DataType) -> bool:
     return r in (IntType(8), IntType(16), IntType(32), FloatType(64))
 
 
+def _physical(t: DataType) -> str | None:
+    """The Parquet physical type a column of this type is stored on (a decimal: as its footer says)."""
+    if isinstance(t, IntType):
+        return "INT32" if t.bits <= 32 else "INT64"
+    if isinstance(t, DecimalType):
+        return t.physical
+    if isinstance(t, TimeType):
+        return "INT32" if t.unit == "ms" else "INT64"
+    if isinstance(t, FloatType) and t.bits == 16:
+        return "FIXED_LEN_BYTE_ARRAY"
+    return {DateType: "INT32", TimestampType: "INT64"}.get(type(t))
+
+
+# What Spark's vectorized reader reads from each physical type when a schema declares it, whatever
+# the column's logical type: the stored numbers or bytes, re-interpreted (tests/truth/spark_read.csv).
+_REINTERPRETED: dict[str, tuple[DataType, ...]] = {
+    "INT32": (IntType(8), IntType(16), IntType(32), IntType(64), FloatType(64), DateType()),
+    "INT64": (IntType(64),),
+    "FIXED_LEN_BYTE_ARRAY": (BinaryType(),),
+}
+
+
+def _reinterpreted(w: DataType, r: DataType) -> bool:
+    if isinstance(w, IntType) and not w.signed and w.bits >= 32:
+        return False  # Spark refuses UINT32/UINT64 as what the rows above do not read (UnsupportedOperation)
+    return r in _REINTERPRETED.get(_physical(w) or "", ())
+
+
 def _decimal_widens(w: object, r: object) -> bool:
     """decimal(p,s) -> decimal(p',s') losing neither scale nor integer digits."""
     return (isinstance(w, DecimalType) and isinstance(r, DecimalType)
@@ -109,40 +136,8 @@ _is_timestamp = _is(TimestampType, Int96Type)
 
 
 # ---------------------------------------------------------------------------------------------
-# How Avro sees a type before comparing (Spark's Parquet converter is base.spark_view)
+# The tables. Rule ids are stable: tests and reports cite them. Avro's rules are rules/avro.py.
 
-
-def avro_view(t: DataType) -> DataType:
-    """Avro's check ignores logical types: only the underlying Avro type counts
-    (compat-rules.md §1, "Logical types ... ignored")."""
-    if isinstance(t, IntType):
-        return IntType(64) if t.bits == 64 else IntType(32)
-    if isinstance(t, DecimalType):
-        return BinaryType()
-    if isinstance(t, DateType) or (isinstance(t, TimeType) and t.unit == "ms"):
-        return IntType(32)
-    if isinstance(t, TimeType | TimestampType):
-        return IntType(64)
-    if isinstance(t, UuidType | JsonType):
-        return StringType()
-    return t
-
-
-# ---------------------------------------------------------------------------------------------
-# The tables. Rule ids are stable: tests and reports cite them.
-
-
-
-AVRO_PROMOTIONS = (
-    Promotion(Rule("avro.promote.int-long", "int -> long, float, double", f"{CR} §1 primitive promotions"),
-              lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(32), FloatType(64))),
-    Promotion(Rule("avro.promote.long-float", "long -> float, double", f"{CR} §1 primitive promotions"),
-              lambda w, r, o: w == IntType(64) and r in (FloatType(32), FloatType(64))),
-    Promotion(Rule("avro.promote.float-double", "float -> double", f"{CR} §1 primitive promotions"),
-              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),
-    Promotion(Rule("avro.promote.string-bytes", "string <-> bytes", f"{CR} §1 primitive promotions"),
-              lambda w, r, o: {type(w), type(r)} == {StringType, BinaryType}),
-)
 
 SPARK_READ_PROMOTIONS = (
     Promotion(Rule("spark-read.int32-family", "integers (and scale-0 decimals) on INT32 read as byte, "
@@ -153,7 +148,7 @@ SPARK_READ_PROMOTIONS = (
     Promotion(Rule("spark-read.int-wraps", "INT32 read as a narrower integer, or UINT32 as double: "
                    "Spark reads it, and values outside the reader's range come back wrapped",
                    f"{PS} §2.5 (INT32 -> byte/short); tests/truth/spark_read.csv (255 read as -1)"),
-              lambda w, r, o: _int_wraps(w, r), raw=True, breaks=True),
+              lambda w, r, o: _int_wraps(w, r), raw=True, quiet=True),
     Promotion(Rule("spark-read.int-decimal", "signed integers read as a decimal with enough integer "
                    "digits (>= 10 for INT32, >= 20 for INT64); not unsigned ones",
                    f"{CR} §5 ParquetTypeWideningSuite; {PS} §2.5 (UINT32 -> bigint only)"),
@@ -168,25 +163,31 @@ SPARK_READ_PROMOTIONS = (
                    "digits", f"{CR} §5; {PS} §2.5 (vectorized reader); tests/truth/spark_read.csv"),
               lambda w, r, o: _decimal_widens(w, r), raw=True),
     Promotion(Rule("spark-read.timestamp-relabel", "INT64/INT96 timestamps read as timestamp or "
-                   "timestamp_ntz: the UTC flag is not checked", f"{PS} §2.5, §2.6 (ts UTC vs NTZ)"),
-              lambda w, r, o: _is_timestamp(w) and isinstance(r, TimestampType),
-              warning="values are silently re-labelled between instant and local time"),
-    Promotion(Rule("spark-read.binary-string", "UTF-8 BYTE_ARRAY (string, JSON, enum) read as "
-                   "string or binary", f"{PS} §2.5, §2.6 (string vs binary)"),
+                   "timestamp_ntz: the UTC flag is not checked, so values are re-labelled between an "
+                   "instant and a local wall time", f"{PS} §2.5, §2.6 (ts UTC vs NTZ)"),
+              lambda w, r, o: _is_timestamp(w) and isinstance(r, TimestampType), quiet=True),
+    Promotion(Rule("spark-read.string-binary", "UTF-8 BYTE_ARRAY (string, JSON, enum) read as binary: "
+                   "Spark reads it, and text becomes bytes", f"{PS} §2.5, §2.6 (string vs binary)"),
               # the writer's own type: a FIXED_LEN_BYTE_ARRAY is binary to Spark, but never a string
               # (FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH, found by the read oracle)
-              lambda w, r, o: isinstance(w, StringType | JsonType | EnumType)
-              and isinstance(r, StringType | BinaryType),
-              warning="bytes are silently re-labelled between string and binary", raw=True),
+              lambda w, r, o: isinstance(w, StringType | JsonType | EnumType) and isinstance(r, BinaryType),
+              raw=True, quiet=True),
     Promotion(Rule("spark-read.binary-as-string", "binary BYTE_ARRAY read as string: Spark reads it, "
                    "and bytes that are not UTF-8 come back changed", f"{PS} §2.6 (string vs binary); "
                    "tests/truth/spark_read.csv"),
-              lambda w, r, o: isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, breaks=True),
+              lambda w, r, o: isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, quiet=True),
     Promotion(Rule("spark-read.declared-storage", "a type Spark cannot infer reads as its storage when "
                    "declared: a UUID as binary, TIMESTAMP(NANOS) and TIME(NANOS) as bigint (raw nanoseconds)",
                    f"{PS} §2.4 (types Spark cannot infer); tests/truth/spark_read.csv"),
               lambda w, r, o: (isinstance(w, UuidType) and r == BinaryType())
               or (isinstance(w, TimestampType | TimeType) and w.unit == "ns" and r == IntType(64)), raw=True),
+    # last: every row above reads these pairs as they should be read
+    Promotion(Rule("spark-read.reinterpreted", "a column read with a declared type of another logical type "
+                   "on the same physical type (an int as a date, a decimal's unscaled number as an int, a "
+                   "timestamp as bigint, fixed bytes as binary): Spark reads the stored numbers or bytes as "
+                   "the declared type", f"{PS} §2.5 (the vectorized reader by physical type); "
+                   "tests/truth/spark_read.csv"),
+              lambda w, r, o: _reinterpreted(w, r), raw=True, quiet=True),
 )
 
 # Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").

@@ -20,7 +20,6 @@ from schemaguard.model import (
     DataType,
     EnumType,
     Field,
-    FixedType,
     Identity,
     Leaf,
     ListType,
@@ -33,12 +32,10 @@ from schemaguard.model import (
 )
 from schemaguard.rules.identity import Pair, match_fields
 from schemaguard.rules.promotions import (
-    AVRO_PROMOTIONS,
     DELTA_WIDENING,
     ICEBERG_PROMOTIONS,
     SPARK_READ_PROMOTIONS,
     Promotion,
-    avro_view,
 )
 
 
@@ -48,50 +45,32 @@ class Table:
 
     identity: Rule  # which identity, and why
     default_identity: Identity
-    aliases: bool  # do the reader's aliases count?
     view: Callable[[DataType], DataType | str]  # how the reader sees a type first
     promotions: tuple[Promotion, ...]
     missing: Rule  # reader field absent in the data
     missing_ok: Callable[[Field, Options], bool]
     tighten: Rule  # data may hold nulls, reader says not null
     tighten_ok: bool
-    enums: Rule  # how enum symbols are checked
-    enum_symbols_checked: bool
     promotions_need_type_widening: bool = False  # Delta: only with the type-widening feature
-    fixed_size_checked: bool = False  # Avro: fixed types must have the same size
     mismatch: Rule | None = None  # a type change no promotion allows, when the profile names its own
+    extra: Rule | None = None  # data the reader does not ask for is a break (a Delta stream)
+    renamed: Rule | None = None  # a paired column under another name (another case) is a break
 
-
-AVRO = Table(
-    identity=Rule("avro.identity", "by name, plus the reader's aliases", f"{CR} §1 Identity"),
-    default_identity="name", aliases=True, view=avro_view, promotions=AVRO_PROMOTIONS,
-    missing=Rule("avro.missing-default", "a reader field absent from the data needs a default",
-                 f"{CR} §1 READER_FIELD_MISSING_DEFAULT_VALUE"),
-    missing_ok=lambda f, o: f.has_default,
-    tighten=Rule("avro.tighten", "a nullable writer (union with null) cannot be read by a "
-                 "non-null reader", f"{CR} §1 nullability tightened"), tighten_ok=False,
-    enums=Rule("avro.enum", "every writer symbol must be a reader symbol unless the reader enum "
-               "has a default", f"{CR} §1 MISSING_ENUM_SYMBOLS"), enum_symbols_checked=True,
-    fixed_size_checked=True,
-)
 
 SPARK_READ = Table(
     identity=Rule("spark.identity", "by name, case-insensitive unless spark.sql.caseSensitive; by "
                   "field id when spark.sql.parquet.fieldId.read.enabled", f"{PS} §2.7; {CR} §5"),
-    default_identity="name-ci", aliases=False, view=spark_view,
-    promotions=SPARK_READ_PROMOTIONS,
+    default_identity="name-ci", view=spark_view, promotions=SPARK_READ_PROMOTIONS,
     missing=Rule("spark-read.missing", "a column absent from a file reads as null", f"{PS} §2.6 "
                  "(extra column in file B)"), missing_ok=lambda f, o: True,
     tighten=Rule("spark-read.nullability", "Spark reads every Parquet column as nullable",
                  f"{PS} §2.5"), tighten_ok=True,
-    enums=Rule("spark-read.enum", "enums are strings to Spark: symbols are invisible", f"{CR} §5"),
-    enum_symbols_checked=False,
 )
 
 DELTA_READ = Table(
     identity=Rule("delta.identity", "column mapping none: by name, case-insensitive; name/id: by "
                   "the column-mapping id", f"{CR} §4 Column mapping"),
-    default_identity="name-ci", aliases=False, view=spark_view, promotions=DELTA_WIDENING,
+    default_identity="name-ci", view=spark_view, promotions=DELTA_WIDENING,
     missing=Rule("delta-read.missing", "an added nullable column reads as null in old files; a NOT "
                  "NULL one would read null against its constraint, and Delta refuses to add one "
                  "(DELTA_OPERATION_NOT_ALLOWED, found by the read oracle)", f"{CR} §4 isReadCompatible "
@@ -99,8 +78,7 @@ DELTA_READ = Table(
     missing_ok=lambda f, o: f.nullable,
     tighten=Rule("delta-read.tighten", "forbidTightenNullability: data that may hold nulls cannot "
                  "be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,
-    enums=Rule("delta-read.enum", "enums are strings to Delta", f"{CR} 'Where the references "
-               "disagree'"), enum_symbols_checked=False, promotions_need_type_widening=True,
+    promotions_need_type_widening=True,
     mismatch=Rule("delta-read.type-change", "a type change the type-widening table does not allow "
                   "(any, without the feature): Delta refuses the ALTER and its readers the file",
                   f"{CR} §4 type widening ('Readers must reject any type change they do not support'); "
@@ -109,40 +87,70 @@ DELTA_READ = Table(
 
 ICEBERG = Table(
     identity=Rule("iceberg.identity", "by field id; names are ignored", f"{CR} §3 Identity"),
-    default_identity="id", aliases=False, view=lambda t: t, promotions=ICEBERG_PROMOTIONS,
+    default_identity="id", view=lambda t: t, promotions=ICEBERG_PROMOTIONS,
     missing=Rule("iceberg.missing", "an added optional field reads as null; a required one is "
                  "an error (v3: allowed with an initial-default)", f"{CR} §3"),
     missing_ok=lambda f, o: f.nullable or (o.iceberg_version >= 3 and f.has_default),
     tighten=Rule("iceberg.tighten", "optional -> required is not readable", f"{CR} §3"),
     tighten_ok=False,
-    enums=Rule("iceberg.enum", "Iceberg has no enum type: enums are strings", f"{CR} 'Where the "
-               "references disagree'"), enum_symbols_checked=False,
     mismatch=Rule("iceberg.type-change", "a type change TypeUtil.isPromotionAllowed does not allow: "
                   "schema updates refuse it and readers cannot promote the file's values",
                   f"{CR} §3; pyiceberg 0.12 update_schema and scan (the read oracle)"),
 )
 
+# A Delta streaming source checks each schema change with SchemaUtils.isReadCompatible(existing =
+# the new metadata's schema, read = the stream's schema, forbidTightenNullability = true,
+# caseSensitive = true, no type widening past the stream's start): DeltaStreamUtils.scala
+# checkSchemaChangesWhenNoSchemaTracking; SchemaUtils.scala isReadCompatible.
+_DSU = "delta-spark 4.4 DeltaStreamUtils.checkSchemaChangesWhenNoSchemaTracking; SchemaUtils.isReadCompatible"
+DELTA_STREAM = Table(
+    identity=Rule("delta-stream.identity", "names matched case-insensitively, then spelled exactly alike "
+                  "(caseSensitive = true); column mapping name/id: by the column-mapping id",
+                  f"{CR} §4 isReadCompatible; {_DSU}"),
+    default_identity="name-ci", view=spark_view, promotions=(),
+    missing=Rule("delta-stream.dropped", "a column of the stream's schema that the new schema lacks: "
+                 "a non-additive change stops the stream (column mapping tables: schema tracking needed)",
+                 f"{CR} §4; {_DSU}; DeltaSource column-mapping checks"), missing_ok=lambda f, o: False,
+    tighten=Rule("delta-stream.tighten", "forbidTightenNullability: a column that may now hold nulls "
+                 "cannot be streamed into a not-null one", f"{CR} §4 isReadCompatible; {_DSU}"),
+    tighten_ok=False,
+    mismatch=Rule("delta-stream.type-change", "any type change stops the stream: it is checked without "
+                  "type widening (with the feature the stop is retryable: restart reads on)",
+                  f"{CR} §4 isReadCompatible (typeWideningMode); {_DSU}"),
+    extra=Rule("delta-stream.added", "a column the new schema adds and the stream's schema lacks: "
+               "existing fields must be a subset of the stream's, so the stream stops (restart picks it up)",
+               f"{CR} §4 isReadCompatible ('Dropped a column that was present'); {_DSU}"),
+    renamed=Rule("delta-stream.renamed", "a column renamed, even only in case: isReadCompatible matches "
+                 "names case-insensitively, then requires the exact spelling; under column mapping a "
+                 "rename is a non-additive change",
+                 f"{CR} §4 (case-only rename); {_DSU}; DeltaSource column-mapping checks"),
+)
+
+# Under the position rule a reader binds the i-th column whatever its name (rules/identity.py):
+# a column of another name is read all the same, so its values land in another column.
+_IDENTITY_POSITION = "rules/identity.py `position`; DESIGN.md Reader profile (positional)"
 POSITIONAL = Table(
     identity=Rule("positional.identity", "the i-th column of the data is the i-th column of the "
-                  "reader, whatever its name", "DESIGN.md Reader profile (positional)"),
-    default_identity="position", aliases=False, view=spark_view,
+                  "reader, whatever its name", _IDENTITY_POSITION),
+    default_identity="position", view=spark_view,
     promotions=SPARK_READ_PROMOTIONS,
     missing=Rule("positional.missing", "a reader column past the data's last column reads as "
-                 "null", "DESIGN.md Reader profile (positional)"), missing_ok=lambda f, o: True,
+                 "null, which a required column cannot hold", _IDENTITY_POSITION),
+    missing_ok=lambda f, o: f.nullable,
     tighten=Rule("positional.nullability", "positional readers do not check nullability",
-                 "DESIGN.md Reader profile (positional)"), tighten_ok=True,
-    enums=Rule("positional.enum", "enums are strings", "DESIGN.md"), enum_symbols_checked=False,
+                 _IDENTITY_POSITION), tighten_ok=True,
 )
 
 TYPE_MISMATCH = Rule("type-mismatch", "no rule of this profile reads this type as that one",
                      "the profile's promotion table")
 SHAPE = Rule("shape-mismatch", "a struct, list, map or primitive cannot be read as another kind",
              f"{CR} §1 TYPE_MISMATCH; §3 'cannot be read as a struct/list/map'")
-ENUM_DEFAULT = Rule("avro.enum-default", "unknown symbols decode as the reader enum's default",
-                    f"{CR} §1 enum with default")
-FIXED_SIZE = Rule("avro.fixed-size", "fixed sizes must be equal", f"{CR} §1 FIXED_SIZE_MISMATCH")
-POSITION_NAME = Rule("positional.name", "the data's column at this position has another name: a "
-                     "positional reader binds it anyway", "DESIGN.md Reader profile (positional)")
+POSITION_NAME = Rule("identity.position-misbound", "the data's column at this position has another name "
+                     "and the same type: a reader by position reads it, and its values land in another "
+                     "column (a quiet break)", _IDENTITY_POSITION)
+POSITION_TYPE = Rule("identity.position-type", "the data's column at this position has another name and "
+                     "another type: a reader by position binds a column it cannot hold (a loud break)",
+                     _IDENTITY_POSITION)
 
 
 def read_problems(writer: Schema, reader: Schema, table: Table, options: Options) -> list[Problem]:
@@ -161,22 +169,37 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         self.identity = o.identity or table.default_identity
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
-        if self.table.aliases and self.identity == "name":
-            return _avro_pairs(writer, reader)
-        return match_fields(writer, reader, self.identity, aliases=self.table.aliases)
+        return match_fields(writer, reader, self.identity)
 
     def field(self, writer: Field, reader: Field, pair: Pair, paths: Paths,
               type_result: Problems) -> Problems:
         here = paths.reader
-        problems: Problems = []
-        if self.identity == "position" and writer.name != reader.name:
-            problems.append(Problem(here, "POSITION_NAME_MISMATCH", f"the data's column at this "
-                                    f"position is `{writer.name}`, read as `{reader.name}`", POSITION_NAME,
-                                    "warning"))
-        return problems + self._nullability(writer.nullable, reader.nullable, here, "field") + type_result
+        return (self._names(writer, reader, here) + self._nullability(writer.nullable, reader.nullable, here,
+                                                                      "field") + type_result)
+
+    def _names(self, writer: Field, reader: Field, here: str) -> Problems:
+        if writer.name == reader.name:
+            return []
+        if self.identity == "position":
+            bound = f"the data's column at this position is `{writer.name}`, read as `{reader.name}`"
+            if writer.type == reader.type:
+                return [Problem(here, "POSITION_NAME_MISMATCH", f"{bound}: {POSITION_NAME.text}",
+                                POSITION_NAME, quiet=True)]
+            return [Problem(here, "POSITION_TYPE_MISMATCH", f"{bound}, {describe(writer.type)} read as "
+                            f"{describe(reader.type)}: {POSITION_TYPE.text}", POSITION_TYPE)]
+        renamed = self.table.renamed
+        if renamed is None:
+            return []
+        return [Problem(here, "FIELD_RENAMED", f"`{writer.name}` in the data, `{reader.name}` to the "
+                        f"reader: {renamed.text}", renamed)]
 
     def writer_only(self, writer: Field, pair: Pair, paths: Paths) -> Problems:
-        return []  # data the reader does not ask for is skipped by every reader here
+        extra = self.table.extra
+        if extra is None:
+            return []  # data the reader does not ask for is skipped
+        here = paths.writer
+        return [Problem(here, "WRITER_FIELD_UNREAD", f"`{here}` is in the data and not in the reader's "
+                        f"schema: {extra.text}", extra)]
 
     def reader_only(self, reader: Field, pair: Pair, paths: Paths) -> Problems:
         if self.table.missing_ok(reader, self.o):
@@ -203,8 +226,6 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
                         f"{describe(reader)} to the reader: {SHAPE.text}", SHAPE)]
 
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Problems:
-        if isinstance(writer, EnumType) and isinstance(reader, EnumType) and self.table.enum_symbols_checked:
-            return _enum(writer, reader, paths.reader, self.table)
         return _primitive(writer, reader, paths.reader, self.table, self.o)
 
     def _nullability(self, w_null: bool, r_null: bool, path: str, what: str) -> Problems:
@@ -215,41 +236,11 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         return []
 
 
-def _avro_pairs(w: tuple[Field, ...], r: tuple[Field, ...]) -> list[Pair]:
-    """Avro's `lookupWriterField`: each reader field on its own takes the writer field with its name,
-    else the one named by its first alias (in the reader's order) that names one. A writer field may
-    feed several reader fields; unmatched writer fields are skipped (compat-rules.md §1 Identity;
-    SchemaCompatibility.lookupWriterField, avro-python compatibility.lookup_writer_field)."""
-    by_name = {f.name: f for f in w}
-    pairs: list[Pair] = []
-    for rf in r:
-        if rf.name in by_name:
-            pairs.append(Pair(by_name[rf.name], rf, "name"))
-            continue
-        hit = next((by_name[a] for a in rf.aliases if a in by_name), None)
-        pairs.append(Pair(hit, rf, "alias" if hit is not None else None))
-    return pairs
-
-
-def _enum(w: EnumType, r: EnumType, path: str, table: Table) -> list[Problem]:
-    missing = [s for s in w.symbols if s not in r.symbols]
-    if not missing:
-        return []
-    if r.default is not None:
-        return [Problem(path, "ENUM_DEFAULT_USED", f"`{path}`: {missing} decode as "
-                        f"{r.default!r}", ENUM_DEFAULT, "info")]
-    return [Problem(path, "MISSING_ENUM_SYMBOLS", f"`{path}`: the data may hold {missing}, which "
-                    f"the reader's enum lacks and it has no default: {table.enums.text}", table.enums)]
-
-
 def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
     wv, rv = table.view(w), table.view(r)
     if isinstance(rv, str):
         return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is declared {describe(r)}: {rv}",
                         SPARK_ILLEGAL)]
-    if table.fixed_size_checked and isinstance(wv, FixedType) and isinstance(rv, FixedType) and wv != rv:
-        return [Problem(path, "FIXED_SIZE_MISMATCH", f"`{path}`: fixed({wv.length}) read as "
-                        f"fixed({rv.length})", FIXED_SIZE)]
     if wv == rv:
         return []
     promotions = table.promotions
@@ -258,12 +249,9 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
     # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
     hit = next((p for p in promotions if (p.raw and p.test(w, rv, o))
                 or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
-    if hit is not None and hit.breaks:
-        return [Problem(path, "QUIET_BREAK", f"`{path}` {describe(w)} read as {describe(r)}: "
-                        f"{hit.rule.text}", hit.rule)]
-    if hit is not None and hit.warning:
-        return [Problem(path, "SILENT_CHANGE", f"`{path}` {describe(w)} read as "
-                        f"{describe(r)}: {hit.warning}", hit.rule, "warning")]
+    if hit is not None and hit.quiet:
+        return [Problem(path, "VALUES_CHANGE_MEANING", f"`{path}` {describe(w)} read as {describe(r)}: "
+                        f"{hit.rule.text}", hit.rule, quiet=True)]
     if hit is not None:
         return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
                         f"{hit.rule.text}", hit.rule, "info")]
