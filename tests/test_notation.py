@@ -297,3 +297,29 @@ def test_variant_and_geospatial_types_round_trip(text: str) -> None:
 def test_bad_geospatial_parameters_are_one_clear_error(text: str) -> None:
     with pytest.raises(NotationError, match="JSON strings"):
         parse_primitive(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Avro written in the notation: null, unions and type names
+
+
+def test_a_document_with_unions_and_names_is_read_through_avro() -> None:
+    from schemaguard.rules.profiles import can_read
+
+    def doc(union: list[str], record: str) -> dict[str, Any]:
+        struct = {"struct": [{"name": "x", "type": "int32"}], "name": record}
+        return {"fields": [{"name": "a", "type": {"union": union}}, {"name": "o", "type": struct}]}
+
+    old, new = schema_from_notation(doc(["null", "string", "int32"], "acme.Order")), \
+        schema_from_notation(doc(["null", "string"], "Purchase"))
+    assert old.avro is not None and old.unmodelled is None
+    # other readers see what spark-avro makes of them: a struct of the non-null branches
+    assert [f.name for f in old.fields[0].type.fields] == ["member0", "member1"]  # type: ignore[union-attr]
+    found = {(p.code, p.location) for p in can_read(old, new, "avro")}
+    assert found == {("MISSING_UNION_BRANCH", "/fields/0/type/2"),
+                     ("MISSING_UNION_BRANCH", "/fields/1/type/1")}
+
+
+def test_the_null_type_is_avro_only() -> None:
+    schema = schema_from_notation({"fields": [{"name": "n", "type": "null"}]})
+    assert schema.fields == () and schema.unmodelled == "n: the null type alone has no table column type"

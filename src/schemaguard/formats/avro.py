@@ -244,6 +244,67 @@ def _decimal(t: AvroType, max_precision: int | None) -> DecimalType | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Avro written in the notation -> avsc
+
+
+def avsc_from_notation(doc: dict[str, Any], name: str = "schema") -> dict[str, Any]:
+    """A notation document that uses Avro's own types as `.avsc`. The notation's types are written
+    as `schema_to_avsc` writes them; `"null"` is Avro's null; `{"union": [T, ...]}` a union (a
+    field of a union or null type is not wrapped again, whatever `nullable` says); a struct, enum or
+    `{"fixed": N}` takes its `name` and `aliases`, else a name made from its path."""
+    return {"type": "record", "name": name, "fields": _notation_fields(doc["fields"], name)}
+
+
+def _notation_fields(fields: list[Any], record: str) -> list[dict[str, Any]]:
+    out = []
+    for f in fields:
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or "type" not in f:
+            raise AvroSchemaError(f"{record}: a field needs a string name and a type", record)
+        t = _notation_type(f["type"], f"{record}.{f['name']}")
+        default = canonical_json(f["default"]) if "default" in f else None
+        field: dict[str, Any] = {"name": f["name"], "type": _or_null(t, f.get("nullable", True), default)}
+        for key, avro_key in (("default", "default"), ("aliases", "aliases"), ("id", "field-id")):
+            if f.get(key) is not None:
+                field[avro_key] = f[key]
+        field.update(f.get("metadata", {}))
+        out.append(field)
+    return out
+
+
+def _or_null(t: Any, nullable: bool, default_json: str | None = None) -> Any:
+    """`_nullable`, except that a union or the null type says itself whether it holds null."""
+    return t if isinstance(t, list) or t == "null" else _nullable(t, nullable, default_json)
+
+
+def _notation_type(doc: Any, path: str) -> Any:
+    from schemaguard.formats.notation import parse_primitive
+
+    if doc == "null":
+        return "null"
+    if isinstance(doc, str):
+        return _primitive_to_avro(parse_primitive(doc, path), path, [path])
+    if not isinstance(doc, dict):
+        raise AvroSchemaError(f"{path}: a type is a string or an object, not {doc!r}", path)
+    named = {"name": doc.get("name", path), **({"aliases": doc["aliases"]} if "aliases" in doc else {})}
+    if "union" in doc:
+        return [_notation_type(b, f"{path}.member{i}") for i, b in enumerate(doc["union"])]
+    if "struct" in doc:
+        return {"type": "record", **named, "fields": _notation_fields(doc["struct"], named["name"])}
+    if "enum" in doc:
+        return {"type": "enum", **named, "symbols": doc["enum"],
+                **({"default": doc["default"]} if "default" in doc else {})}
+    if "fixed" in doc:
+        return {"type": "fixed", **named, "size": doc["fixed"]}
+    if "list" in doc:
+        items = _notation_type(doc["list"], f"{path}.element")
+        return {"type": "array", "items": _or_null(items, doc.get("element_nullable", False))}
+    if "map" in doc and isinstance(doc["map"], list) and len(doc["map"]) == 2 and doc["map"][0] == "string":
+        values = _notation_type(doc["map"][1], f"{path}.value")
+        return {"type": "map", "values": _or_null(values, doc.get("value_nullable", False))}
+    raise AvroSchemaError(f"{path}: not a type Avro holds: {canonical_json(doc)}", path)
+
+
+# ---------------------------------------------------------------------------------------------
 # model -> avsc
 
 

@@ -359,9 +359,33 @@ def _fields_from_notation(docs: list[Any], where: str) -> tuple[Field, ...]:
 
 
 def schema_from_notation(doc: Any) -> Schema:
+    """The model of a notation document. One that uses `null`, a `union` or a type `name` is an
+    Avro schema written in the notation: it is read through Avro (formats/avro.py), so the avro
+    profile sees its unions and names and other readers see what spark-avro makes of them."""
     _expect(isinstance(doc, dict) and isinstance(doc.get("fields"), list), "schema",
             'a schema is {"fields": [...]}')
+    if uses_avro(doc["fields"]):
+        from schemaguard.formats.avro import avsc_from_notation, schema_from_avsc
+
+        return schema_from_avsc(avsc_from_notation(doc))
     return Schema(_fields_from_notation(doc["fields"], ""))
+
+
+AVRO_KEYS = ("union", "fixed", "name", "aliases")  # type-object keys only Avro schemas need
+
+
+def uses_avro(doc: Any) -> bool:
+    """Does a notation document (or part of one) use `null`, a union or a named type?"""
+    if doc == "null":
+        return True
+    if isinstance(doc, list):
+        return any(uses_avro(d) for d in doc)
+    if not isinstance(doc, dict):
+        return False
+    if not any(k in doc for k in (*_TYPE_KEYS, "union", "fixed")):  # a field: its type
+        return uses_avro(doc.get("type"))
+    return any(k in doc for k in AVRO_KEYS) or any(
+        uses_avro(doc[k]) for k in ("struct", "list", "map") if k in doc)
 
 
 def loads(text: str) -> Schema:
