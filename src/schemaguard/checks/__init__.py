@@ -20,7 +20,7 @@ from schemaguard.checks.finding import Finding
 from schemaguard.checks.gate import merge_conflicts
 from schemaguard.checks.iceberg import iceberg_field_ids, iceberg_schema_changes
 from schemaguard.checks.spark_footer import spark_footer_disagreements, spark_refusals
-from schemaguard.checks.versions import case_only, layout_drift, missing_in_old, nullability
+from schemaguard.checks.versions import case_only, duplicates, layout_drift, missing_in_old, nullability
 from schemaguard.lake.table import TableRead
 
 __all__ = ["CHECKS", "Check", "CheckOptions", "run_checks"]
@@ -34,6 +34,7 @@ CHECKS: tuple[Check, ...] = (
     no_data,
     encrypted_columns,
     spark_refusals,
+    duplicates,
     merge_conflicts,
     delta_unknown_columns,
     iceberg_field_ids,

@@ -60,6 +60,9 @@ CODES: dict[str, Code] = {c.code: c for c in (
          f"references disagree' (nullability tightened); {_PS} §2.5"),
     Code("FIELD_ID_CHANGED", "warning",
          "One column carries different Parquet field ids across schema versions", _ID_REF),
+    Code("DUPLICATE_COLUMN_NAME", "error", "A struct names one column twice (exactly, or in case when "
+         "readers compare names case-insensitively): Spark fails the read, with or without mergeSchema",
+         f"{_CR} §5 (names differing only in case); tests/test_oracle_duplicate_names.py (Spark 4.1)"),
     Code("CASE_ONLY_NAME_DIFFERENCE", "warning", "Column names that differ only in case",
          f"{_CR} §5 (names differing only in case)"),
     Code("COLUMN_MISSING_IN_OLD_FILES", "info", "A column of the newest version that older files lack",

@@ -57,6 +57,7 @@ from schemaguard.model import (
     transform,
     walk,
 )
+from schemaguard.rules.identity import duplicate_names
 from schemaguard.rules.profiles import can_read, merge_schemas
 
 SchemaRead = Literal["without_merge", "merged"]
@@ -141,6 +142,15 @@ class ReadFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class DuplicateName:
+    """A column one struct names twice (as Spark compares names): Spark cannot resolve it."""
+
+    path: str
+    names: tuple[str, ...]
+    versions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class GateReport:
     table: str
     versions: int
@@ -153,11 +163,13 @@ class GateReport:
     unreadable: tuple[Unreadable, ...]
     partition_columns: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    duplicates: tuple[DuplicateName, ...] = ()
 
     @property
     def merge_safe(self) -> bool:
-        """The merge succeeds, every version reads with the merged schema, and every file is readable."""
-        return (self.merged is not None and not self.unreadable
+        """The merge succeeds, every version reads with the merged schema, every file is readable,
+        and no column is named twice."""
+        return (self.merged is not None and not self.unreadable and not self.duplicates
                 and not any(f.schema == "merged" for f in self.read_failures))
 
     @property
@@ -237,7 +249,17 @@ def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
         failures += _read_failures("merged", merged, ordered, allow_quiet)
     return GateReport(table.location, len(history.versions), len(listing.files),
                       tuple(v.number for v in ordered), merged, tuple(conflicts), without, tuple(failures),
-                      tuple(unreadable), listing.partition_columns, tuple(notes))
+                      tuple(unreadable), listing.partition_columns, tuple(notes), duplicated(ordered))
+
+
+def duplicated(versions: Iterable[SchemaVersion], case_sensitive: bool = False) -> tuple[DuplicateName, ...]:
+    """Columns named twice in a version, as Spark compares names (case-insensitively by default),
+    each with the versions that hold it."""
+    holders: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for v in sorted(versions, key=lambda v: v.number):
+        for path, names in duplicate_names(v.footer.schema, case_sensitive):
+            holders.setdefault((path, names), []).append(v.number)
+    return tuple(DuplicateName(path, names, tuple(vs)) for (path, names), vs in holders.items())
 
 
 # --- the sides of each conflict ----------------------------------------------------------------

@@ -7,7 +7,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
+from schemaguard.checks.compat import CheckOptions
 from schemaguard.checks.finding import Finding, finding
+from schemaguard.checks.gate import duplicated
 from schemaguard.formats.notation import describe
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.table import TableRead
@@ -142,3 +144,18 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
             f"`{path}` is absent from {files} older file(s) ({rows:,} rows): readers fill it with "
             "null or their default", lacking, path, evidence))
     return found
+
+
+def duplicates(table: TableRead, opts: CheckOptions) -> list[Finding]:
+    """Columns named twice in one version's footer (exactly, or in case when the readers compare
+    names case-insensitively): one finding per column, naming the versions that hold it (the
+    gate's own analysis, so the two agree)."""
+    case_sensitive = opts.options.case_sensitive
+    how = "exactly" if case_sensitive else "case-insensitively, as spark.sql.caseSensitive=false compares"
+    number = {v.number: v for v in table.versions}
+    return [finding(
+        "DUPLICATE_COLUMN_NAME",
+        f"`{d.path}` is named {len(d.names)} times in one struct ({', '.join(d.names)}), compared {how}: "
+        "Spark cannot resolve the column and fails the read, with or without mergeSchema",
+        [number[n] for n in d.versions], d.path, [(f"v{n}", ", ".join(d.names)) for n in d.versions])
+        for d in duplicated(table.versions, case_sensitive)]

@@ -64,6 +64,8 @@ def gate_json(report: GateReport) -> dict[str, Any]:
         "data_files": report.data_files,
         "merge_order": list(report.merge_order),
         "unreadable": [{"path": u.rel, "reason": u.reason} for u in report.unreadable],
+        "duplicate_names": [{"path": d.path, "names": list(d.names), "versions": list(d.versions)}
+                            for d in report.duplicates],
         "partition_columns": list(report.partition_columns),
         "notes": list(report.notes),
     }
@@ -129,6 +131,10 @@ def gate_text(report: GateReport, console: Console | None = None) -> None:
 
     if report.unreadable:
         out.print(unreadable_table("Unreadable files (a mergeSchema read fails on each)", report.unreadable))
+    for d in report.duplicates:
+        where = f"v{', v'.join(map(str, d.versions))}"
+        print_line(out, _line("duplicate", "bold red", d.path, f"named {', '.join(d.names)} in one struct "
+                              f"({where}): Spark cannot resolve it and fails the read"))
 
     if report.merge_safe:
         print_line(out, Text("merge is safe", style="bold green").append(
@@ -142,6 +148,8 @@ def gate_text(report: GateReport, console: Console | None = None) -> None:
         reasons.append(f"{count(len(merged_failures), 'read failure')} with the merged schema")
     if report.unreadable:
         reasons.append(count(len(report.unreadable), "unreadable file"))
+    if report.duplicates:
+        reasons.append(count(len(report.duplicates), "duplicate column name"))
     if report.merged is None and not report.conflicts:
         reasons.append("no schema to merge")
     print_line(out, Text("merge is NOT safe", style="bold red").append(f": {', '.join(reasons)}", style=""))

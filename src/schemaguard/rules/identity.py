@@ -14,11 +14,23 @@ it, so "which field is which" is decided in one place.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from schemaguard.model import Field, Identity
+from schemaguard.model import (
+    EnumType,
+    Field,
+    Identity,
+    ListType,
+    MapType,
+    PrimitiveType,
+    Schema,
+    SchemaVisitor,
+    StructType,
+    join,
+    visit,
+)
 
 How = Literal["name", "name-ci", "alias", "id", "name-fallback", "position"]
 
@@ -89,3 +101,43 @@ def _passes(identity: Identity, aliases: bool) -> list[Pass]:
             out.append(("alias", lambda w: w.name.lower(), lambda r: {a.lower() for a in r.aliases}))
         return out
     return [exact, ("alias", lambda w: w.name, lambda r: r.aliases)] if aliases else [exact]
+
+
+# ---------------------------------------------------------------------------------------------
+# Names a reader cannot tell apart
+
+Duplicates = list[tuple[str, tuple[str, ...]]]  # (path of the first such field, its spellings)
+
+
+class _Duplicates(SchemaVisitor[Duplicates, Duplicates]):
+    def __init__(self, case_sensitive: bool) -> None:
+        self.case_sensitive = case_sensitive
+
+    def field(self, f: Field, path: str, type_result: Duplicates) -> Duplicates:
+        return type_result
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Duplicates]) -> Duplicates:
+        spellings: dict[str, list[str]] = defaultdict(list)
+        for f in t.fields:
+            spellings[f.name if self.case_sensitive else f.name.lower()].append(f.name)
+        here = [(join(path, names[0]), tuple(names)) for names in spellings.values() if len(names) > 1]
+        return here + [d for below in fields for d in below]
+
+    def list(self, t: ListType, path: str, element: Duplicates) -> Duplicates:
+        return element
+
+    def map(self, t: MapType, path: str, key: Duplicates, value: Duplicates) -> Duplicates:
+        return key + value
+
+    def enum(self, t: EnumType, path: str) -> Duplicates:
+        return []
+
+    def primitive(self, t: PrimitiveType, path: str) -> Duplicates:
+        return []
+
+
+def duplicate_names(schema: Schema, case_sensitive: bool = False) -> Duplicates:
+    """Names held twice by one struct at any depth, compared as a reader by name compares them
+    (Spark and Delta: case-insensitively unless spark.sql.caseSensitive). Such a reader cannot
+    resolve the column: Spark fails the read, with or without mergeSchema."""
+    return visit(schema, _Duplicates(case_sensitive))
