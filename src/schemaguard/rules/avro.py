@@ -9,10 +9,10 @@ is being checked (a recursive type) counts as compatible, and a pair met again l
 first result, locations and all, as Java does. compat-rules.md §1 lists the rules with their
 sources.
 
-Beyond Java: logical types are ignored by Java's check, but a reader's logical type is applied to
-the writer's value. Where both sides carry a valid logical type and they differ (a decimal's scale,
-millis read as micros, an instant read as local time) the bytes decode to other values: a quiet
-break, returned by `quiet_breaks`.
+Beyond Java: logical types are ignored by Java's check, but a reader applies its own logical type
+to the writer's value. Where the two sides' valid logical types differ (a decimal's scale, millis
+read as micros, an instant read as local time, days read as a plain int or an int read as days)
+the stored numbers decode to other values: a quiet break (a uuid is the same text either way).
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ RULES: dict[str, Rule] = {
         f"{CR} §1 (name and alias both match); {SC} lookupWriterField"),
 }
 LOGICAL = Rule(
-    "avro.logical-relabel", "both sides carry a logical type and they differ (a decimal's scale, a unit, "
-    "instant vs local time): Java's check ignores logical types, and the reader decodes the writer's "
-    "bytes as other values", f"{CR} §1 (logical types ignored); Avro spec 'Logical Types'")
+    "avro.logical-relabel", "the sides' logical types differ (a decimal's scale, a unit, instant vs "
+    "local time, one side without): Java's check ignores logical types, and the reader decodes the "
+    "writer's numbers as other values", f"{CR} §1 (logical types ignored); Avro spec 'Logical Types'")
 
 _PROMOTIONS = {("long", "int"), ("float", "int"), ("float", "long"), ("double", "int"),  # (reader, writer)
                ("double", "long"), ("double", "float"), ("bytes", "string"), ("string", "bytes")}
@@ -201,7 +201,7 @@ class _Checker:
 
     def logical(self, r: AvroType, w: AvroType, location: list[Step]) -> None:
         rl, wl = valid_logical(r), valid_logical(w)
-        if rl is None or wl is None or rl == wl:
+        if rl == wl or {rl, wl} <= {None, "uuid"}:  # a uuid is the same text or bytes either way
             return
         self.quiet.append(QuietBreak(_pointer(location), _path(location),
                                      f"{describe(w)} read as {describe(r)}"))
