@@ -304,13 +304,16 @@ def test_bad_geospatial_parameters_are_one_clear_error(text: str) -> None:
 
 
 def test_a_document_with_unions_and_names_is_read_through_avro() -> None:
+    from schemaguard.formats.avro import schema_from_avro_notation
     from schemaguard.rules.profiles import can_read
 
     def doc(union: list[str], record: str) -> dict[str, Any]:
         struct = {"struct": [{"name": "x", "type": "int32"}], "name": record}
         return {"fields": [{"name": "a", "type": {"union": union}}, {"name": "o", "type": struct}]}
 
-    old, new = schema_from_notation(doc(["null", "string", "int32"], "acme.Order")), \
+    old, new = schema_from_avro_notation(doc(["null", "string", "int32"], "acme.Order")), \
+        schema_from_avro_notation(doc(["null", "string"], "Purchase"))
+    with pytest.raises(NotationError, match="uses Avro's null, unions or type names"):
         schema_from_notation(doc(["null", "string"], "Purchase"))
     assert old.avro is not None and old.unmodelled is None
     # other readers see what spark-avro makes of them: a struct of the non-null branches
@@ -321,5 +324,7 @@ def test_a_document_with_unions_and_names_is_read_through_avro() -> None:
 
 
 def test_the_null_type_is_avro_only() -> None:
-    schema = schema_from_notation({"fields": [{"name": "n", "type": "null"}]})
+    from schemaguard.formats.avro import schema_from_avro_notation
+
+    schema = schema_from_avro_notation({"fields": [{"name": "n", "type": "null"}]})
     assert schema.fields == () and schema.unmodelled == "n: the null type alone has no table column type"

@@ -62,7 +62,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
      {("avro.missing-default", "error")}),
     # ["null", "int"] read as "int": the writer's null branch is no int
     ("avro", Options(), one("int32"), one("int32", nullable=False), {("avro.type-mismatch", "error")}),
-    ("avro", Options(), one({"enum": ["A", "B"]}, False), one({"enum": ["A"]}, False), {("avro.enum", "error")}),
+    ("avro", Options(), one({"enum": ["A", "B"]}, False), one({"enum": ["A"]}, False),
+     {("avro.enum", "error")}),
     # nullable: Java reports the union, not why its branch fails
     ("avro", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), {("avro.union-branch", "error")}),
     ("avro", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A", "U"], "default": "U"}), set()),
@@ -72,7 +73,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("avro", Options(allow_quiet=True), one("decimal(9,2)"), one("decimal(9,3)"),
      {("avro.logical-relabel", "warning")}),
     ("avro", Options(), one("decimal(9,2)"), one("decimal(12,2)"), set()),
-    ("avro", Options(), one("int32", False), one({"list": "int32"}, False), {("avro.type-mismatch", "error")}),
+    ("avro", Options(), one("int32", False), one({"list": "int32"}, False),
+     {("avro.type-mismatch", "error")}),
     ("avro", Options(), avsc("int", "string"), avsc("int"), {("avro.type-mismatch", "error")}),
     ("avro", Options(), avsc("int", "string"), avsc("int", "long"), {("avro.union-branch", "error")}),
     ("avro", Options(), avsc({"type": "fixed", "name": "F", "size": 4}),
@@ -167,6 +169,12 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
      set()),
     ("delta-read", Options(), one("int32"), one("int32", nullable=False), {("delta-read.tighten", "error")}),
     ("delta-read", Options(), one({"enum": ["A", "B"]}), one({"enum": ["A"]}), set()),
+    # column mapping id: a file without field ids fails, a column without its id reads null
+    ("delta-read", Options(column_mapping="id"), one("int32"), one("int32", id=1),
+     {("delta.id-mode", "error")}),
+    ("delta-read", Options(column_mapping="id"), one("int32", id=7), one("int32", id=1),
+     {("delta.id-mode", "error")}),
+    ("delta-read", Options(column_mapping="id"), one("int32", id=1), one("int32", id=1), set()),
     # Iceberg, compat-rules.md §3
     ("iceberg", Options(), one("int32", id=1), one("int64", id=1), {("iceberg.promote.int-long", "info")}),
     ("iceberg", Options(), one("float", id=1), one("double", id=1),
@@ -199,7 +207,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("delta-stream", Options(), one("int64"), one("int32"), {("delta-stream.type-change", "error")}),
     ("delta-stream", Options(type_widening=True), one("int64"), one("int32"),
      {("delta-stream.type-change", "error")}),
-    ("delta-stream", Options(), one("int32"), one("int32", nullable=False), {("delta-stream.tighten", "error")}),
+    ("delta-stream", Options(), one("int32"), one("int32", nullable=False),
+     {("delta-stream.tighten", "error")}),
     ("delta-stream", Options(), one("int32", nullable=False), one("int32"), set()),
     # Positional readers: a column of another name is bound all the same (rules/identity.py)
     ("positional", Options(), one("int32"), named("x"), {("identity.position-misbound", "error")}),
@@ -248,7 +257,8 @@ TABLES = [p.table for p in PROFILES.values() if isinstance(p, ReadProfile)]
 
 
 def table_rules(t: read.Table) -> list[base.Rule]:
-    return [r for r in (t.identity, t.missing, t.tighten, t.mismatch, t.extra, t.renamed) if r is not None]
+    return [r for r in (t.identity, t.missing, t.tighten, t.mismatch, t.extra, t.renamed, t.ids_only)
+            if r is not None]
 
 
 def all_rule_ids() -> set[str]:

@@ -22,11 +22,11 @@ from typing import Any, Literal
 from pyarrow import fs as pafs
 
 from schemaguard.errors import first_line
-from schemaguard.formats.avro import schema_from_avsc
+from schemaguard.formats.avro import schema_from_avro_notation, schema_from_avsc
 from schemaguard.formats.avro_schema import NAMED_KINDS, PRIMITIVE_KINDS
 from schemaguard.formats.delta import delta_schemas
 from schemaguard.formats.io import SchemaLoadError, file_info, inside, read_bytes
-from schemaguard.formats.notation import schema_from_notation
+from schemaguard.formats.notation import schema_from_notation, uses_avro
 from schemaguard.formats.parquet import MAGIC, UnreadableFile, read_footer
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.lake.discover import DiscoveryError, resolve
@@ -105,7 +105,7 @@ def _json_kind(doc: Any) -> Literal["notation", "spark", "avro"] | None:
 def _parse_json(kind: Literal["notation", "spark", "avro"], doc: Any, shown: str) -> Schema:
     try:
         if kind == "notation":
-            return schema_from_notation(doc)
+            return schema_from_avro_notation(doc) if uses_avro(doc["fields"]) else schema_from_notation(doc)
         if kind == "avro":
             return schema_from_avsc(doc)
         return schema_from_spark_json(json.dumps(doc))

@@ -156,6 +156,7 @@ def duplicates(table: TableRead, opts: CheckOptions) -> list[Finding]:
     return [finding(
         "DUPLICATE_COLUMN_NAME",
         f"`{d.path}` is named {len(d.names)} times in one struct ({', '.join(d.names)}), compared {how}: "
-        "Spark cannot resolve the column and fails the read, with or without mergeSchema",
+        "Spark cannot resolve the column: it fails the read, with or without mergeSchema, or (case-"
+        "sensitive, behind another file's schema) reads the first of them and drops the other",
         [number[n] for n in d.versions], d.path, [(f"v{n}", ", ".join(d.names)) for n in d.versions])
         for d in duplicated(table.versions, case_sensitive)]

@@ -247,6 +247,11 @@ def _decimal(t: AvroType, max_precision: int | None) -> DecimalType | None:
 # Avro written in the notation -> avsc
 
 
+def schema_from_avro_notation(doc: dict[str, Any]) -> Schema:
+    """A notation document that uses Avro's own types, read through Avro (`schema_from_avsc`)."""
+    return schema_from_avsc(avsc_from_notation(doc))
+
+
 def avsc_from_notation(doc: dict[str, Any], name: str = "schema") -> dict[str, Any]:
     """A notation document that uses Avro's own types as `.avsc`. The notation's types are written
     as `schema_to_avsc` writes them; `"null"` is Avro's null; `{"union": [T, ...]}` a union (a

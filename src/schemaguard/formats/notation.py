@@ -360,14 +360,12 @@ def _fields_from_notation(docs: list[Any], where: str) -> tuple[Field, ...]:
 
 def schema_from_notation(doc: Any) -> Schema:
     """The model of a notation document. One that uses `null`, a `union` or a type `name` is an
-    Avro schema written in the notation: it is read through Avro (formats/avro.py), so the avro
-    profile sees its unions and names and other readers see what spark-avro makes of them."""
+    Avro schema written in the notation: `formats.avro.schema_from_avro_notation` reads it (schema
+    files are told apart by `sources.py`)."""
     _expect(isinstance(doc, dict) and isinstance(doc.get("fields"), list), "schema",
             'a schema is {"fields": [...]}')
-    if uses_avro(doc["fields"]):
-        from schemaguard.formats.avro import avsc_from_notation, schema_from_avsc
-
-        return schema_from_avsc(avsc_from_notation(doc))
+    _expect(not uses_avro(doc["fields"]), "schema", "this document uses Avro's null, unions or type "
+            "names: read it with formats.avro.schema_from_avro_notation")
     return Schema(_fields_from_notation(doc["fields"], ""))
 
 

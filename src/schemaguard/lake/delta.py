@@ -92,9 +92,10 @@ def _partition_names(log: DeltaLog) -> dict[str, str]:
 def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
     """Footers with their columns named as the log names them (unchanged without column mapping):
     by physical path, else by field id, through every schema the log has set. A column without a
-    field id (a file written before column mapping was switched on) gets the mapping id of its
+    field id (a file written before `name` mapping was switched on) gets the mapping id of its
     physical name, so readers that bind by id find it, and a column dropped and added back under
-    its name stays another column.
+    its name stays another column. Not under `id` mode: its readers bind by the file's field ids
+    only (a file without them fails, a column without one reads null: tests/test_oracle_delta_id_mode.py).
 
     Delta writes every column OPTIONAL in Parquet whatever the table says and holds NOT NULL on
     write (found by the read oracle: a NOT NULL column read as may-hold-nulls was an error on every
@@ -114,8 +115,10 @@ def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileF
                 ids[mapping_id] = name
                 physical_ids[physical[1:]] = mapping_id
 
+    by_id_only = log.mapping_mode == "id"
+
     def label(f: Field, path: str) -> tuple[str, int | None]:
-        fid = f.id if f.id is not None else physical_ids.get(path)
+        fid = f.id if f.id is not None or by_id_only else physical_ids.get(path)
         return names.get(path) or (ids.get(fid) if fid is not None else None) or f.name, fid
 
     return relabel(footers, label, lambda f: not_null.get(f.rel, frozenset()))

@@ -16,6 +16,7 @@ from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, Rule, spar
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     ELEMENT,
+    TOP,
     VALUE,
     DataType,
     EnumType,
@@ -28,6 +29,7 @@ from schemaguard.model import (
     Paths,
     Schema,
     StructType,
+    fields_of,
     visit_with_partner,
 )
 from schemaguard.rules.identity import Pair, match_fields
@@ -55,7 +57,14 @@ class Table:
     mismatch: Rule | None = None  # a type change no promotion allows, when the profile names its own
     extra: Rule | None = None  # data the reader does not ask for is a break (a Delta stream)
     renamed: Rule | None = None  # a paired column under another name (another case) is a break
+    ids_only: Rule | None = None  # Delta `id` mapping: a file's columns bind by field id, never by name
 
+
+_DELTA_ID = Rule(
+    "delta.id-mode", "column mapping `id`: readers bind a file's columns by Parquet field id only: a file "
+    "without field ids fails ('Spark read schema expects field Ids'), a column whose id the table does "
+    "not hold reads as null", f"{CR} §4 Column mapping; delta-spark 4.4 DeltaParquetFileFormat (field-id "
+    "read on, ignoreMissing off); tests/test_oracle_delta_id_mode.py")
 
 SPARK_READ = Table(
     identity=Rule("spark.identity", "by name, case-insensitive unless spark.sql.caseSensitive; by "
@@ -78,7 +87,7 @@ DELTA_READ = Table(
     missing_ok=lambda f, o: f.nullable,
     tighten=Rule("delta-read.tighten", "forbidTightenNullability: data that may hold nulls cannot "
                  "be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,
-    promotions_need_type_widening=True,
+    promotions_need_type_widening=True, ids_only=_DELTA_ID,
     mismatch=Rule("delta-read.type-change", "a type change the type-widening table does not allow "
                   "(any, without the feature): Delta refuses the ALTER and its readers the file",
                   f"{CR} §4 type widening ('Readers must reject any type change they do not support'); "
@@ -113,7 +122,7 @@ DELTA_STREAM = Table(
                  f"{CR} §4; {_DSU}; DeltaSource column-mapping checks"), missing_ok=lambda f, o: False,
     tighten=Rule("delta-stream.tighten", "forbidTightenNullability: a column that may now hold nulls "
                  "cannot be streamed into a not-null one", f"{CR} §4 isReadCompatible; {_DSU}"),
-    tighten_ok=False,
+    tighten_ok=False, ids_only=_DELTA_ID,
     mismatch=Rule("delta-stream.type-change", "any type change stops the stream: it is checked without "
                   "type widening (with the feature the stop is retryable: restart reads on)",
                   f"{CR} §4 isReadCompatible (typeWideningMode); {_DSU}"),
@@ -167,9 +176,23 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
     def __init__(self, table: Table, o: Options) -> None:
         self.table, self.o = table, o
         self.identity = o.identity or table.default_identity
+        self.ids_only = table.ids_only if o.column_mapping == "id" and self.identity == "id" else None
+        self.unbound: set[int] = set()  # reader fields (by identity) whose data is there without their id
+
+    def schema(self, writer: Schema, reader: Schema, fields: Sequence[Problems]) -> Problems:
+        problems = self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
+        if self.ids_only and _has_ids(reader) and not _has_ids(writer) and writer.fields:
+            return [Problem("", "FILE_WITHOUT_FIELD_IDS", f"the data has no field ids: {self.ids_only.text}",
+                            self.ids_only), *problems]
+        return problems
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
-        return match_fields(writer, reader, self.identity)
+        pairs = match_fields(writer, reader, self.identity)
+        if self.ids_only:
+            unread = {p.writer.name for p in pairs if p.writer is not None and p.reader is None}
+            self.unbound |= {id(p.reader) for p in pairs
+                             if p.reader is not None and p.writer is None and p.reader.name in unread}
+        return pairs
 
     def field(self, writer: Field, reader: Field, pair: Pair, paths: Paths,
               type_result: Problems) -> Problems:
@@ -202,11 +225,14 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
                         f"schema: {extra.text}", extra)]
 
     def reader_only(self, reader: Field, pair: Pair, paths: Paths) -> Problems:
-        if self.table.missing_ok(reader, self.o):
-            return []
         here = paths.reader
-        return [Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data and "
-                        f"{self.table.missing.text}", self.table.missing)]
+        unbound = [Problem(here, "FIELD_ID_UNBOUND", f"the data holds `{here}` without the field id "
+                           f"{reader.id}: {self.ids_only.text}", self.ids_only, quiet=True)
+                   ] if self.ids_only and id(reader) in self.unbound else []
+        if self.table.missing_ok(reader, self.o):
+            return unbound
+        return [*unbound, Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data and "
+                                  f"{self.table.missing.text}", self.table.missing)]
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths,
                fields: Sequence[Problems]) -> Problems:
@@ -234,6 +260,10 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
             return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
                             f"but the reader requires a value: {tighten.text}", tighten)]
         return []
+
+
+def _has_ids(schema: Schema) -> bool:
+    return any(f.id is not None for _, f in fields_of(schema))
 
 
 def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
