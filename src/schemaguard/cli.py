@@ -492,6 +492,7 @@ def audit(
     proofs_exit: Annotated[bool, typer.Option(
         "--proofs-exit", help="exit 3 when a configured proof stays unknown and nothing fails (as check)")
     ] = False,
+    allow_quiet: AllowQuietOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit every configured table: versions on disk against the current schema, drift, unreadable
@@ -504,7 +505,7 @@ def audit(
 
     if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
         fail(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' and '-' only")
-    config = _select(load_config(conf), tables or [], schema, catalog)
+    config = _select(load_config(conf), tables or [], schema, catalog, allow_quiet)
     spark = None
     if auditing.needs_spark(config):
         from schemaguard.spark import get_spark
@@ -632,8 +633,10 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool) -> AuditConfig:
-    """The configuration narrowed by the command line: some tables, another current schema, no catalog."""
+def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool,
+            allow_quiet: bool = False) -> AuditConfig:
+    """The configuration narrowed by the command line: some tables, another current schema, no
+    catalog, quiet breaks allowed on every table."""
     from dataclasses import replace
 
     known = {t.name: t for t in config.tables}
@@ -644,6 +647,8 @@ def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: 
         if len(chosen) != 1:
             fail(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with --table")
         chosen = (replace(chosen[0], schema=schema),)
+    if allow_quiet:
+        chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)
     enabled = config.catalog.enabled and catalog
     return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))
 
