@@ -24,6 +24,8 @@ TRUTH = ("tests/test_truth_tables.py",)
 RULES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_oracle_avro.py", *TRUTH)
 CHANGES = ("tests/test_changes.py", "tests/test_plan.py")
 FOOTERS = ("tests/test_parquet_footer.py", "tests/test_footer_files.py")
+AVRO = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_formats_avro.py",
+        "tests/test_notation.py")
 MERGES = ("tests/test_profiles.py", "tests/test_cli_rules.py", "tests/test_gate.py", *TRUTH)
 
 
@@ -37,14 +39,21 @@ class Mutant:
 
 
 MUTANTS = (
-    Mutant("Avro int -> float promotion row dropped", "src/schemaguard/rules/promotions.py",
-           "lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(32), FloatType(64))",
-           "lambda w, r, o: w == IntType(32) and r in (IntType(64), FloatType(64))", RULES),
-    Mutant("Avro float -> double promotion flipped", "src/schemaguard/rules/promotions.py",
-           '"float -> double", f"{CR} §1 primitive promotions"),\n'
-           "              lambda w, r, o: w == FloatType(32) and r == FloatType(64)),",
-           '"float -> double", f"{CR} §1 primitive promotions"),\n'
-           "              lambda w, r, o: w == FloatType(64) and r == FloatType(32)),", RULES),
+    Mutant("Avro int -> float promotion row dropped", "src/schemaguard/rules/avro.py",
+           '_PROMOTIONS = {("long", "int"), ("float", "int"), ',
+           '_PROMOTIONS = {("long", "int"), ', AVRO),
+    Mutant("Avro float -> double promotion flipped", "src/schemaguard/rules/avro.py",
+           '("double", "float"), ("bytes", "string")', '("float", "double"), ("bytes", "string")', AVRO),
+    Mutant("Avro names compared with their namespaces", "src/schemaguard/rules/avro.py",
+           "if r.short_name == w.short_name or w.name in r.aliases:",
+           "if r.name == w.name or w.name in r.aliases:", AVRO),
+    Mutant("Avro writer union checked on its first branch only", "src/schemaguard/rules/avro.py",
+           "return [x for i, branch in enumerate(w.branches) for x in",
+           "return [x for i, branch in enumerate(w.branches[:1]) for x in", AVRO),
+    Mutant("positional swap of same-typed columns called loud", "src/schemaguard/rules/read.py",
+           "POSITION_NAME, quiet=True)]", "POSITION_NAME)]", RULES),
+    Mutant("a Delta stream ignores an added column", "src/schemaguard/rules/read.py",
+           "        if extra is None:\n", "        if True:\n", RULES),
     Mutant("Spark int -> decimal precision bound off by one", "src/schemaguard/rules/promotions.py",
            "and r.precision - r.scale >= (20 if w.bits == 64 else 10), raw=True),",
            "and r.precision - r.scale >= (20 if w.bits == 64 else 9), raw=True),", RULES),
@@ -69,28 +78,26 @@ MUTANTS = (
     Mutant("a scale-0 decimal on INT64 read as int", "src/schemaguard/rules/promotions.py",
            "and (r.bits == 64 or _stored_on_int32(w))", "and (r.bits >= 32 or _stored_on_int32(w))", RULES),
     Mutant("binary read as string called safe", "src/schemaguard/rules/promotions.py",
-           "isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, breaks=True),",
+           "isinstance(w, BinaryType) and isinstance(r, StringType), raw=True, quiet=True),",
            "isinstance(w, BinaryType) and isinstance(r, StringType), raw=True),", RULES),
     Mutant("a UINT64 read as any wider decimal", "src/schemaguard/rules/promotions.py",
            "lambda w, r, o: _decimal_widens(w, r), raw=True),", "lambda w, r, o: _decimal_widens(w, r)),",
            RULES),
     Mutant("Spark's TIME refused before merging", "src/schemaguard/base.py",
            'CONVERTED_UNSUPPORTED = (TimeType("us"),)', "CONVERTED_UNSUPPORTED = ()", MERGES),
-    Mutant("Avro's view of a 16-bit int as long", "src/schemaguard/rules/promotions.py",
-           "return IntType(64) if t.bits == 64 else IntType(32)",
-           "return IntType(64) if t.bits >= 16 else IntType(32)", RULES),
     Mutant("Delta read accepts tightened nullability", "src/schemaguard/rules/read.py",
            '"be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=False,',
            '"be read as not null", f"{CR} §4 isReadCompatible"), tighten_ok=True,', RULES),
     Mutant("Spark read checks nullability", "src/schemaguard/rules/read.py",
            'f"{PS} §2.5"), tighten_ok=True,', 'f"{PS} §2.5"), tighten_ok=False,', RULES),
     Mutant("Delta reads an added NOT NULL column", "src/schemaguard/rules/read.py",
-           "    missing_ok=lambda f, o: f.nullable,\n", "    missing_ok=lambda f, o: True,\n", RULES),
+           'ADD COLUMNS ... NOT NULL"),\n    missing_ok=lambda f, o: f.nullable,',
+           'ADD COLUMNS ... NOT NULL"),\n    missing_ok=lambda f, o: True,', RULES),
     Mutant("Iceberg's v3 initial-default read on v2", "src/schemaguard/rules/read.py",
            "missing_ok=lambda f, o: f.nullable or (o.iceberg_version >= 3 and f.has_default),",
            "missing_ok=lambda f, o: f.nullable or f.has_default,", RULES),
-    Mutant("Avro reads a missing field without a default", "src/schemaguard/rules/read.py",
-           "    missing_ok=lambda f, o: f.has_default,", "    missing_ok=lambda f, o: True,", RULES),
+    Mutant("Avro reads a missing field without a default", "src/schemaguard/rules/avro.py",
+           "            elif rf.default_json is None:\n", "            elif False:\n", AVRO),
     Mutant("case-insensitive matching made case-sensitive", "src/schemaguard/rules/identity.py",
            'out = [exact, ("name-ci", lambda w: w.name.lower(), lambda r: (r.name.lower(),))]',
            'out = [exact, ("name-ci", lambda w: w.name, lambda r: (r.name,))]', RULES + CHANGES),
