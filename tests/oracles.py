@@ -531,10 +531,10 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
 KNOWN_REFUSALS = frozenset().union(*ENGINE_ERRORS.values())
 
 
-def conditions(e: BaseException) -> list[str]:
+def conditions(e: BaseException, message: bool = False) -> list[str]:
     """Spark's error conditions of an engine failure: the Python exception's, then the JVM
     exception's and its causes' (a task failure reaches Python as Py4JJavaError); a root cause
-    without an error class is named by its Java class."""
+    without an error class is named by its Java class (and, with `message`, its message)."""
     found = []
     own = getattr(e, "getCondition", None)
     if callable(own) and own():
@@ -548,7 +548,8 @@ def conditions(e: BaseException) -> list[str]:
         if condition:
             found.append(str(condition))
         elif java.getCause() is None:  # the root, with no error class: its Java class stands in
-            found.append(str(java.getClass().getName()))
+            name = str(java.getClass().getName())
+            found.append(f"{name}: {java.getMessage()}" if message else name)
         java = java.getCause()
     return found
 

@@ -48,6 +48,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.oracles import conditions
+
 CASES = ("none", "wrong", "partial", "right")
 FIELD_ID = b"PARQUET:field_id"
 NO_IDS_MESSAGE = "Spark read schema expects field Ids, but Parquet file schema doesn't contain any field Ids"
@@ -58,28 +60,6 @@ EXPECTED_ROW: dict[str, tuple[Any, Any] | None] = {
     "partial": (2, None),
     "right": (2, "y"),
 }
-
-
-def conditions(e: BaseException) -> list[str]:
-    """The error conditions of a failure through the exception API: the Python exception's
-    `getCondition()`, then the JVM exception's and its causes'; a root without one is named by its
-    Java class and message."""
-    found = []
-    own = getattr(e, "getCondition", None)
-    if callable(own) and own():
-        found.append(str(own()))
-    java = getattr(e, "java_exception", None)
-    while java is not None and len(found) < 10:
-        try:
-            condition = java.getCondition()
-        except Exception:  # a JVM exception that is no SparkThrowable
-            condition = None
-        if condition:
-            found.append(str(condition))
-        elif java.getCause() is None:
-            found.append(f"{java.getClass().getName()}: {java.getMessage()}")
-        java = java.getCause()
-    return found
 
 
 def _log_schema(table: Path) -> dict[str, Any]:
@@ -167,7 +147,7 @@ def test_delta_reads_the_file(spark: Any, tables: dict[str, tuple[Path, Path]], 
     if expected is None:
         with pytest.raises(Exception) as caught:
             _read(spark, table)
-        found = conditions(caught.value)
+        found = conditions(caught.value, message=True)
         assert found[0] == "FAILED_READ_FILE.NO_HINT", found
         assert found[-1].startswith(f"java.lang.RuntimeException: {NO_IDS_MESSAGE}"), found
     else:

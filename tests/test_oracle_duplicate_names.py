@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.helpers import run, spark_conf
+from tests.oracles import conditions
 
 I32 = pa.int32()
 CASES = ("top_dup", "top_case", "struct_dup", "struct_case")
@@ -115,25 +116,6 @@ def spark_breaks(case: str, layout: str, case_sensitive: bool) -> bool:
     word (an exact duplicate behind a clean file's schema, case-sensitive): a quiet break."""
     return spark_fails(case, layout, case_sensitive) or (
         case.endswith("_dup") and SPARK[(case, layout, case_sensitive, False)] in (A_FIRST, S_X_FIRST))
-
-
-def conditions(e: BaseException) -> list[str]:
-    """The error conditions of a failure through the exception API: the Python exception's
-    `getCondition()`, then the JVM exception's and its causes'."""
-    found = []
-    own = getattr(e, "getCondition", None)
-    if callable(own) and own():
-        found.append(str(own()))
-    java = getattr(e, "java_exception", None)
-    while java is not None and len(found) < 10:
-        try:
-            condition = java.getCondition()
-        except Exception:  # a JVM exception that is no SparkThrowable
-            condition = None
-        if condition:
-            found.append(str(condition))
-        java = java.getCause()
-    return found
 
 
 @pytest.fixture(scope="module")
