@@ -28,7 +28,7 @@ from schemaguard.formats.notation import type_name
 from schemaguard.model import DataType, Field, Schema
 from schemaguard.rules.profiles import can_read, merge_schemas
 from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, Promotion
-from tests.oracles import predicted
+from tests.oracles import RELABELS, predicted
 from tests.truth_tables import (
     LEAF,
     as_type,
@@ -52,11 +52,6 @@ def refused(outcome: str) -> bool:
 def _check(rows: Iterable[dict[str, str]], disagreement: Callable[[dict[str, str]], str]) -> None:
     found = [f"{', '.join(row.values())}: {why}" for row in rows if (why := disagreement(row))]
     assert not found, f"{len(found)} rows disagree:\n" + "\n".join(found[:SHOWN])
-
-
-# Quiet breaks where Spark returns the very values stored and their meaning changes: an instant
-# read as a wall time, text read as bytes. Every other quiet break must show in the values.
-RELABELS = {"spark-read.timestamp-relabel", "spark-read.string-binary"}
 
 
 def read_disagreement(row: dict[str, str]) -> str:

@@ -12,15 +12,18 @@ from schemaguard.model import fields_of
 def delta_unknown_columns(table: TableRead, _: object = None) -> list[Finding]:
     """DELTA_UNKNOWN_COLUMN: columns of snapshot files that no schema the log has set holds (by
     logical name, case-insensitively as Delta resolves names; under column mapping, a physical
-    name or id the log never assigned)."""
+    name the log never assigned; under `id` mapping also a field id it never assigned, as its
+    readers bind by id only)."""
     log = table.delta
     if log is None:
         return []
-    known = {p.lower() for s in log.schemas for p, _ in fields_of(s.schema)}
+    fields = [(p, f) for s in log.schemas for p, f in fields_of(s.schema)]
+    known = {p.lower() for p, _ in fields}
+    ids = {f.id for _, f in fields} if log.mapping_mode == "id" else None
     found: dict[str, list[int]] = {}  # column -> version numbers holding it
     for v in table.versions:
-        for path, _ in fields_of(v.footer.schema):
-            if path.lower() not in known:
+        for path, f in fields_of(v.footer.schema):
+            if path.lower() not in known or (ids is not None and f.id is not None and f.id not in ids):
                 found.setdefault(path, []).append(v.number)
     by_number = {v.number: v for v in table.versions}
     return [finding("DELTA_UNKNOWN_COLUMN",

@@ -188,8 +188,9 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
         pairs = match_fields(writer, reader, self.identity)
-        if self.ids_only:
-            unread = {p.writer.name for p in pairs if p.writer is not None and p.reader is None}
+        if self.ids_only:  # a column without an id (one with another id is another column: a re-added name)
+            unread = {p.writer.name for p in pairs if p.writer is not None and p.reader is None
+                      and p.writer.id is None}
             self.unbound |= {id(p.reader) for p in pairs
                              if p.reader is not None and p.writer is None and p.reader.name in unread}
         return pairs
