@@ -1,7 +1,7 @@
 """Avro-java's `SchemaCompatibility` (avro-*.jar in pyspark's jars) as an oracle, through the
 SparkSession's py4j gateway. The verdict is read through the Java API (`getType()`,
-`getResult().getIncompatibilities()`, each incompatibility's `getType()` and `getLocation()`),
-never from printed text."""
+`getResult().getIncompatibilities()`, each incompatibility's `getType()`, `getLocation()` and
+`getMessage()`), never from printed text. A document Java's parser refuses raises `JavaRefused`."""
 
 from __future__ import annotations
 
@@ -28,16 +28,32 @@ class JavaVerdict:
     compatible: bool
     incompatibilities: tuple[tuple[str, str], ...]  # (SchemaIncompatibilityType name, location)
     error: str | None = None  # the exception class when Java threw
+    messages: tuple[str, ...] = ()  # each incompatibility's getMessage(), in the same order
 
     @property
     def types(self) -> frozenset[str]:
         return frozenset(t for t, _ in self.incompatibilities)
 
+    @property
+    def triples(self) -> list[tuple[str, str, str]]:
+        """(type, location, message) of each incompatibility, in Java's order (none when it threw)."""
+        if self.error is not None:
+            return []
+        return [(t, loc, m) for (t, loc), m in zip(self.incompatibilities, self.messages, strict=True)]
+
+
+class JavaRefused(AssertionError):
+    """Java's parser refused a document (for generated documents: a bug in the generator)."""
+
 
 def java_parse(spark: Any, avsc: Any) -> Any:
-    """An `org.apache.avro.Schema` parsed by Java's own parser (defaults validated, as by default)."""
-    text = avsc if isinstance(avsc, str) else json.dumps(avsc)
-    return spark.sparkContext._jvm.org.apache.avro.Schema.Parser().parse(text)
+    """An `org.apache.avro.Schema` parsed by Java's own parser (defaults validated, as by default)
+    from an .avsc document as loaded JSON (a top-level primitive is a JSON string: `"int"`)."""
+    text = json.dumps(avsc)
+    try:
+        return spark.sparkContext._jvm.org.apache.avro.Schema.Parser().parse(text)
+    except Py4JJavaError as e:
+        raise JavaRefused(f"Java's parser refuses {text}: {e.java_exception.toString()}") from None
 
 
 def java_check(spark: Any, writer_avsc: Any, reader_avsc: Any) -> JavaVerdict:
@@ -50,42 +66,7 @@ def java_check(spark: Any, writer_avsc: Any, reader_avsc: Any) -> JavaVerdict:
         return JavaVerdict(False, ((THREW, "/"),), e.java_exception.getClass().getName())
     if pair.getType().name() == "COMPATIBLE":
         return JavaVerdict(True, ())
-    found = tuple((inc.getType().name(), str(inc.getLocation()))
-                  for inc in pair.getResult().getIncompatibilities())
-    return JavaVerdict(False, found)
+    found = [(inc.getType().name(), str(inc.getLocation()), str(inc.getMessage()))
+             for inc in pair.getResult().getIncompatibilities()]
+    return JavaVerdict(False, tuple((t, loc) for t, loc, _ in found), None, tuple(m for _, _, m in found))
 
-
-def reader_path(reader_avsc: Any, location: str) -> str:
-    """A Java location (`/fields/1/type/items/…`, the reader's schema walked) as the path our
-    problems use (`b[]…`). A number is the index of a writer union's branch: against a reader union
-    it ends the walk (Java reports the union as a whole, `MISSING_UNION_BRANCH`, and keeps no reason
-    from inside it); against a reader that is not a union the walk goes on in the same reader type."""
-    node, path = reader_avsc, ""
-    tokens = [t for t in location.split("/") if t]
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.isdigit():
-            if isinstance(node, list):
-                return path
-            i += 1
-            continue
-        if isinstance(node, list):  # a reader union (null plus one type) entered by name
-            node = next(b for b in node if b != "null")
-            continue
-        if token == "fields":
-            field = node["fields"][int(tokens[i + 1])]
-            path = f"{path}.{field['name']}" if path else field["name"]
-            i += 2
-            if i < len(tokens) and tokens[i] == "type":
-                node = field["type"]
-                i += 1
-            else:
-                return path
-        elif token == "items":
-            node, path, i = node["items"], path + "[]", i + 1
-        elif token == "values":
-            node, path, i = node["values"], path + "{value}", i + 1
-        else:  # `symbols`, `size`, `name`: an attribute of the type at `path`
-            return path
-    return path

@@ -1,234 +1,330 @@
-"""Differential test: the `avro` profile against Java's `SchemaCompatibility` (issue 13, item 3).
+"""Differential test: Avro's reader/writer check against Java's `SchemaCompatibility` (issue 13, item 3).
 
 The oracle is `org.apache.avro.SchemaCompatibility.checkReaderWriterCompatibility(reader, writer)`
 from the avro-1.12.1 jar pyspark ships, reached through the shared test SparkSession's py4j gateway
-(tests/java_avro.py; the result is read through the Java API, never its printed text). The pairs are
-the ones tests/test_oracle_avro.py generates for avro-python (`related_pairs`, with and without
-aliases, both directions), written as .avsc by `schema_to_avsc` and parsed by Java's own parser.
+(tests/java_avro.py; read through the Java API, never its printed text). The schemas are .avsc
+documents covering all of Avro (tests/avro_strategies.py: every type, names, namespaces, aliases,
+defaults, unions of any shape, recursion, logical types, any top level), each parsed by Java's own
+parser first: a document it refuses fails the test as a generator bug.
 
-What is asserted, per direction "R reads W":
+What is asserted, for both directions of every pair ("R reads W"):
 
-- the verdict: no error from `can_read(W, R, "avro")` exactly when Java says COMPATIBLE;
-- where both say incompatible, the reasons: every error of ours has a Java incompatibility of the
-  matching type (`CODE_TO_AVRO`) at its path, or a MISSING_UNION_BRANCH at that path or above it
-  (Java keeps only "reader union lacking writer type" for anything wrong inside a union); and every
-  Java incompatibility (its location turned into our path, `reader_path`) is matched the same way
-  by one of our errors.
+(a) `rules.avro.compatibility(parse_avro(W), parse_avro(R))` is Java's incompatibility list exactly:
+    the same (type, location, message) triples in the same order, memoised repeats included. Where
+    Java throws (`lookupWriterField`: a reader field whose name and aliases name more than one
+    writer field), ours holds an AMBIGUOUS_FIELD entry, and only then.
+(b) the `avro` profile on `schema_from_avsc` schemas: loud errors (`severity == "error"`, not quiet)
+    exactly when Java says INCOMPATIBLE or throws; their (code, location) are Java's (type,
+    location) list, or AMBIGUOUS_FIELD where Java throws. Quiet breaks (values that change meaning,
+    which Java's check does not look at) are not compared.
+(c) `rules.modes.check` over version chains of 3 to 5 schemas, every mode: the failing
+    (writer, reader) version pairs are the pairs the schema registry checks (`REGISTRY`, written
+    here from compat-rules.md §2, not taken from modes.py) on which Java says INCOMPATIBLE or
+    throws. With `allow_quiet` the sets are equal; by default ours may add pairs whose only errors
+    are quiet.
+(d) named cases (`CASES`), each with Java's own list pinned (`JAVA_SAYS`) and ours equal to it.
+(e) avro-python 1.12.2 as a second opinion: where it differs from Java is recorded as a hypothesis
+    `event` (`--hypothesis-show-statistics`), never failed on. Seen on the generated pairs:
+    - Java throws (ambiguous field), Python gives a verdict (the direct match, else the first alias
+      in the reader's order), also for a field that lists its own name as an alias, where Java
+      throws even when a schema reads itself;
+    - Python refuses documents Java reads: references written `{"type": "Name"}`; a type defined
+      with `"namespace": ""` inside another namespace that refers to itself by its short name
+      (Python looks the name up in the outer namespace);
+    - Python does not qualify a named type's short aliases with the reader's namespace (the spec
+      and Java do): reader `n.C` with alias `D` reads writer `n.D` for Java, not for Python; reader
+      `n.A` with alias `Rec` does not read writer `Rec` for Java (the alias is `n.Rec`), does for
+      Python. The same shows as different incompatibility types inside unions.
+    `test_avro_python_vs_java` pins one example of each.
 
-Known disagreements (ours vs Java), each kept out of the strict test by `java_gaps` and pinned by
-one example in `test_known_gap` (xfail, strict: it starts passing when issue 13 fixes the profile):
+Also (slow-marked), (b) on model schemas as tests/test_oracle_avro.py draws them for avro-python
+(no Avro graph kept: the profile writes them with `schema_to_avsc`), their loud errors exactly Java's.
 
-1. `java-throws-name-and-alias`: a reader field whose name and one of its aliases both name writer
-   fields. Java's `lookupWriterField` throws AvroRuntimeException ("matches multiple fields in
-   writer"), so the check has no verdict (Confluent calls it incompatible); we read the direct match.
-2. `java-throws-two-aliases`: a reader field not in the writer, two of whose aliases name writer
-   fields. Java throws the same way; we (as avro-python) take the first alias in the reader's order.
-3. `enum-default-field-missing` (reasons only; the verdicts agree): a required reader field that
-   the writer lacks, with no field default, whose type is an enum with an enum default. Java then
-   checks the enum against the writer's whole record and reports TYPE_MISMATCH at the field's type;
-   we report READER_FIELD_MISSING.
-
-And in .avsc input, outside what `schema_to_avsc` writes (model types have no names and no
-decimal-on-fixed): renamed records, enums and fixed types (Java NAME_MISMATCH, ours compatible),
-decimal on bytes vs on fixed, decimal on fixed(8) vs fixed(16), uuid on fixed(16) vs string (Java
-TYPE_MISMATCH / FIXED_SIZE_MISMATCH, ours compatible); unions other than null plus one type, the
-`null` type and recursive records, which we refuse to load (AvroSchemaError) and Java checks.
-
-avro-python vs Java on the same pairs (recorded as hypothesis events, never failed on; the
-examples are pinned in `test_avro_python_vs_java`): they differ exactly in classes 1 and 2, where
-Java throws and Python gives a verdict (it reads the direct match / the first alias in the reader's
-order: compatible, or incompatible for some other reason in the same pair). Everywhere else (3,000
-pairs per strategy, both directions, tried once while writing this) Python's verdict and its set of
-incompatibility types equal Java's, class 3 included (Python also reports type_mismatch there).
-avro-python's verdict equals ours on every generated pair (tests/test_oracle_avro.py).
+Sizes (derandomized: the same examples every run): `PAIRS` related and `UNRELATED` unrelated pairs
+for (a), `PROFILE_PAIRS` related pairs for (b), `MODEL_PAIRS` model pairs, each in both directions,
+`CHAINS` chains for (c) (every pair a mode checks), and `SCHEMAS` schemas parsed by Java whose
+features must cover `ALL_FEATURES`: about 3,900 Java checks and 1,000 parses, two minutes on two
+cores. `SCHEMAGUARD_AVRO_ORACLE_SCALE=10` multiplies every count (a search of ~40,000 checks).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import warnings
-from collections.abc import Callable, Collection
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import avro.errors
 import avro.schema
 import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
-from hypothesis import assume, event, given
+from hypothesis import event, given, settings
 
-from schemaguard.base import Problem, errors
-from schemaguard.formats.avro import AvroSchemaError, schema_from_avsc, schema_to_avsc
-from schemaguard.model import EnumType, Field, Schema
+from schemaguard.base import Options, Problem
+from schemaguard.formats.avro import parse_avro, schema_from_avsc, schema_to_avsc
+from schemaguard.model import Schema
+from schemaguard.rules import modes
+from schemaguard.rules.avro import compatibility
 from schemaguard.rules.profiles import can_read
+from tests.avro_strategies import ALL_FEATURES, chains, features, related_pairs, schemas, unrelated_pairs
 from tests.java_avro import (
     FIXED_SIZE_MISMATCH,
     MISSING_ENUM_SYMBOLS,
     MISSING_UNION_BRANCH,
+    NAME_MISMATCH,
     READER_FIELD_MISSING_DEFAULT_VALUE,
     THREW,
     TYPE_MISMATCH,
     JavaVerdict,
     java_check,
-    reader_path,
+    java_parse,
 )
 from tests.oracles import oracle_settings
-from tests.test_oracle_avro import _struct_pairs, expressible, related_pairs
+from tests.test_oracle_avro import expressible
+from tests.test_oracle_avro import related_pairs as model_pairs
 
-JAVA = oracle_settings(250)
-
-# Our problem codes and the SchemaIncompatibilityType Java reports for the same thing. A required
-# reader field where the data may hold null is Java's null branch against a non-union reader.
-CODE_TO_AVRO = {
-    "READER_FIELD_MISSING": READER_FIELD_MISSING_DEFAULT_VALUE,
-    "TYPE_MISMATCH": TYPE_MISMATCH,
-    "NULLABILITY_TIGHTENED": TYPE_MISMATCH,
-    "MISSING_ENUM_SYMBOLS": MISSING_ENUM_SYMBOLS,
-    "FIXED_SIZE_MISMATCH": FIXED_SIZE_MISMATCH,
-}
-
-NAME_AND_ALIAS = "java-throws-name-and-alias"
-TWO_ALIASES = "java-throws-two-aliases"
-ENUM_DEFAULT_FIELD_MISSING = "enum-default-field-missing"
-
-# ---------------------------------------------------------------------------------------------
-# The known gaps, recognised on model schemas
+AMBIGUOUS = "AMBIGUOUS_FIELD"
+SCALE = float(os.environ.get("SCHEMAGUARD_AVRO_ORACLE_SCALE", "1"))
+SCHEMAS, PAIRS, UNRELATED, PROFILE_PAIRS, CHAINS, MODEL_PAIRS = 1000, 800, 200, 400, 150, 150
 
 
-def _walk(w: tuple[Field, ...], r: tuple[Field, ...], path: str,
-          visit: Callable[[Field, list[Field], str], None]) -> None:
-    """Reader fields with every writer field Java's `lookupWriterField` collects for them (the one
-    named like it, then one per alias); nested structs are followed where Java pairs uniquely."""
-    by_name = {f.name: f for f in w}
-    for rf in r:
-        here = f"{path}.{rf.name}" if path else rf.name
-        hits = [by_name[n] for n in (rf.name, *rf.aliases) if n in by_name]
-        visit(rf, hits, here)
-        if len(hits) == 1:
-            for suffix, ws, rs in _struct_pairs(hits[0].type, rf.type):
-                _walk(ws, rs, here + suffix, visit)
-
-
-def java_gaps(w: Schema, r: Schema) -> dict[str, set[str]]:
-    """The known-gap classes this direction hits, each with the reader paths where it does."""
-    found: dict[str, set[str]] = {}
-
-    def visit(rf: Field, hits: list[Field], here: str) -> None:
-        if len(hits) > 1:
-            found.setdefault(NAME_AND_ALIAS if hits[0].name == rf.name else TWO_ALIASES, set()).add(here)
-        if (not hits and not rf.nullable and rf.default_json is None and isinstance(rf.type, EnumType)
-                and rf.type.default is not None):
-            found.setdefault(ENUM_DEFAULT_FIELD_MISSING, set()).add(here)
-
-    _walk(w.fields, r.fields, "", visit)
-    return found
+def sized(examples: int) -> settings:
+    return oracle_settings(max(1, round(examples * SCALE)))
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparing the verdicts and the reasons
+# Ours against Java
 
 
-def _under(ancestor: str, path: str) -> bool:
-    return path == ancestor or path.startswith((ancestor + ".", ancestor + "[", ancestor + "{"))
+Triple = tuple[str, str, str]
 
 
-def reasons_disagree(problems: list[Problem], java: JavaVerdict, reader_avsc: Any,
-                     excused: Collection[str] = ()) -> list[str]:
-    """Where both say incompatible: our errors and Java's incompatibilities that the other side does
-    not match (see the module docstring). Problems at `excused` paths are not compared."""
-    theirs = [(t, reader_path(reader_avsc, loc)) for t, loc in java.incompatibilities]
-    mine = [(CODE_TO_AVRO[p.code], p.path) for p in problems if p.code in CODE_TO_AVRO]
-    for p in problems:
-        if p.code not in CODE_TO_AVRO:
-            event(f"code without an Avro type: {p.code}")
-    unmatched = [f"ours {t} at {p!r}: Java has nothing matching" for t, p in mine
-                 if p not in excused and not any(
-                     (jt == t and jp == p) or (jt == MISSING_UNION_BRANCH and _under(jp, p))
-                     for jt, jp in theirs)]
-    unmatched += [f"Java {t} at {p!r}: we have nothing matching" for t, p in theirs
-                  if p not in excused and not any(
-                      (t == mt and p == mp) or (t == MISSING_UNION_BRANCH and _under(p, mp))
-                      for mt, mp in mine)]
-    return unmatched
+def ours(w_avsc: Any, r_avsc: Any) -> list[Triple]:
+    return [(i.type, i.location, i.message) for i in compatibility(parse_avro(w_avsc), parse_avro(r_avsc))]
 
 
-def compare(java: JavaVerdict, w: Schema, r: Schema, w_avsc: Any, r_avsc: Any,
-            excused: Collection[str] = ()) -> str | None:
-    """None when our verdict and reasons on "R reads W" match Java's; else what differs."""
-    problems = errors(can_read(w, r, "avro"))
-    mine = not problems
-    event(f"java {'compatible' if java.compatible else 'incompatible'}")
-    if mine != java.compatible:
-        why = [f"ours={'OK' if mine else 'NO'} java={'OK' if java.compatible else 'NO'}"]
-    elif mine or THREW in java.types:
+def _show(java: JavaVerdict, mine: Any, w_avsc: Any, r_avsc: Any) -> str:
+    said = f"threw {java.error}" if java.error else java.triples
+    return f"\njava: {said}\nours: {mine}\nW={json.dumps(w_avsc)}\nR={json.dumps(r_avsc)}"
+
+
+def compatibility_differs(java: JavaVerdict, mine: list[Triple], w_avsc: Any, r_avsc: Any) -> str | None:
+    """None when our list is Java's (see (a) in the module docstring); else what differs."""
+    ambiguous = any(t == AMBIGUOUS for t, _, _ in mine)
+    if java.error is not None or ambiguous:
+        if java.error is not None and ambiguous:
+            return None
+        why = "Java threw, no AMBIGUOUS_FIELD" if java.error else "AMBIGUOUS_FIELD, Java did not throw"
+    elif mine == java.triples:
+        return None
+    elif [x[:2] for x in mine] == [x[:2] for x in java.triples]:
+        why = "messages differ"
+    elif Counter(x[:2] for x in mine) == Counter(x[:2] for x in java.triples):
+        why = "order differs"
+    else:
+        why = "(type, location) lists differ"
+    return why + _show(java, mine, w_avsc, r_avsc)
+
+
+def loud(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error" and not p.quiet]
+
+
+def profile_differs(java: JavaVerdict, w_avsc: Any, r_avsc: Any) -> str | None:
+    """None when the avro profile's loud errors on .avsc input agree with Java (see (b))."""
+    problems = can_read(schema_from_avsc(w_avsc), schema_from_avsc(r_avsc), "avro")
+    found = [(p.code, p.location) for p in loud(problems)]
+    if bool(found) == java.compatible:
+        why = f"verdicts differ: ours {'NO' if found else 'OK'}, Java {'OK' if java.compatible else 'NO'}"
+    elif java.error is not None:
+        if any(code == AMBIGUOUS for code, _ in found):
+            return None
+        why = "Java threw, no AMBIGUOUS_FIELD error"
+    elif found == list(java.incompatibilities):
         return None
     else:
-        why = reasons_disagree(problems, java, r_avsc, excused)
-        if not why:
-            return None
-    return "\n".join([*why, f"java: {list(java.incompatibilities)} {java.error or ''}",
-                      f"ours: {[(p.path, p.code) for p in problems]}",
-                      f"W.avsc={json.dumps(w_avsc)}", f"R.avsc={json.dumps(r_avsc)}"])
+        why = "codes or locations differ"
+    return why + _show(java, [(p.code, p.location, p.message) for p in loud(problems)], w_avsc, r_avsc)
+
+
+# ---------------------------------------------------------------------------------------------
+# avro-python, the second opinion (recorded, never failed on)
+
+
+def _python_parse(avsc: Any) -> avro.schema.Schema:
+    with warnings.catch_warnings():  # logical types avro-python does not know are ignored, as specified
+        warnings.simplefilter("ignore", avro.errors.IgnoredLogicalType)
+        return avro.schema.parse(json.dumps(avsc))
 
 
 def python_vs_java(w_avsc: Any, r_avsc: Any, java: JavaVerdict) -> str | None:
-    """How avro-python's checker differs from Java on this pair (for the record, never failed on)."""
-    with warnings.catch_warnings():  # local-timestamp-* is unknown to avro-python: ignored
-        warnings.simplefilter("ignore", avro.errors.IgnoredLogicalType)
-        reader, writer = (avro.schema.parse(json.dumps(s)) for s in (r_avsc, w_avsc))
-    result = ReaderWriterCompatibilityChecker().get_compatibility(  # type: ignore[no-untyped-call]
-        reader, writer)
+    """How avro-python's checker differs from Java on this pair, in a few words (None: the same
+    verdict and the same set of incompatibility types)."""
+    try:
+        reader, writer = _python_parse(r_avsc), _python_parse(w_avsc)
+    except Exception as e:  # whatever Python's parser raises is the record
+        return f"Python refuses a document Java reads ({type(e).__name__})"
+    try:
+        result = ReaderWriterCompatibilityChecker().get_compatibility(  # type: ignore[no-untyped-call]
+            reader, writer)
+    except Exception as e:
+        return f"Python's checker raised {type(e).__name__}"
     ok = result.compatibility is SchemaCompatibilityType.compatible
     kinds = {k.name.upper() for k in result.incompatibilities}
     if java.error is not None:
-        return f"Java threw {java.error}, Python {'OK' if ok else sorted(kinds)}"
+        return f"Java threw {java.error.rpartition('.')[2]}, Python {'OK' if ok else 'NO'}"
     if ok != java.compatible:
         return f"Python {'OK' if ok else 'NO'}, Java {'OK' if java.compatible else 'NO'}"
     if kinds != set(java.types):
-        return f"types: Python {sorted(kinds)}, Java {sorted(java.types)}"
+        return "types differ"
     return None
 
 
-def check_both_directions(spark: Any, pair: tuple[Schema, Schema]) -> None:
+def _note_java(java: JavaVerdict) -> None:
+    event("java " + ("threw" if java.error else "compatible" if java.compatible else "incompatible"))
+    for t in sorted(java.types - {THREW}):
+        event(f"java reports {t}")
+    if len(set(java.incompatibilities)) < len(java.incompatibilities):
+        event("java repeats a (type, location): a memoised result reused")
+
+
+def check_pair(spark: Any, pair: tuple[Any, Any], compare: Callable[[JavaVerdict, Any, Any], str | None],
+               second_opinion: bool = False) -> None:
     old, new = pair
-    assume(expressible(old, new))
     for direction, w, r in (("R=new reads W=old", old, new), ("R=old reads W=new", new, old)):
-        gaps = java_gaps(w, r)
-        for gap in gaps:
-            event(f"known gap: {gap}")
-        w_avsc, r_avsc = schema_to_avsc(w), schema_to_avsc(r)
-        java = java_check(spark, w_avsc, r_avsc)
-        if NAME_AND_ALIAS in gaps or TWO_ALIASES in gaps:  # Java has no verdict: test_known_gap
-            assert java.error is not None, f"{direction}: Java did not throw: {java}"
-            event(f"avro-python vs Java: {python_vs_java(w_avsc, r_avsc, java) or 'same'}")
-            continue
-        assert java.error is None, f"{direction}: Java threw {java.error} outside the known gaps"
-        excused = gaps.get(ENUM_DEFAULT_FIELD_MISSING, set())
-        found = compare(java, w, r, w_avsc, r_avsc, excused)
-        assert found is None, f"{direction}:\n{found}"
-        difference = python_vs_java(w_avsc, r_avsc, java)
-        event(f"avro-python vs Java: {difference or 'same'}")
+        java = java_check(spark, w, r)
+        _note_java(java)
+        found = compare(java, w, r)
+        assert found is None, f"{direction}: {found}"
+        if second_opinion:
+            event(f"avro-python vs Java: {python_vs_java(w, r, java) or 'same'}")
 
 
-@pytest.mark.slow
-@JAVA
-@given(pair=related_pairs())
-def test_avro_profile_agrees_with_java(spark: Any, pair: tuple[Schema, Schema]) -> None:
-    check_both_directions(spark, pair)
-
-
-@pytest.mark.slow
-@JAVA
-@given(pair=related_pairs(aliases=False))
-def test_avro_profile_agrees_with_java_without_aliases(spark: Any, pair: tuple[Schema, Schema]) -> None:
-    check_both_directions(spark, pair)
+def _compatibility(java: JavaVerdict, w: Any, r: Any) -> str | None:
+    return compatibility_differs(java, ours(w, r), w, r)
 
 
 # ---------------------------------------------------------------------------------------------
-# One example per known gap, as .avsc (the generated pairs' classes first, then .avsc input)
+# The generator: only what Java parses, and all of Avro
 
 
-def _rec(*fields: dict[str, Any], name: str = "schema") -> dict[str, Any]:
-    return {"type": "record", "name": name, "fields": list(fields)}
+def test_generated_schemas_parse_in_java_and_cover_avro(spark: Any) -> None:
+    seen: Counter[str] = Counter()
+
+    @oracle_settings(max(SCHEMAS, round(SCHEMAS * SCALE)))  # fewer might not cover all of Avro
+    @given(doc=schemas())
+    def parse_all(doc: Any) -> None:
+        java_parse(spark, doc)  # JavaRefused: a generator bug
+        parse_avro(doc)
+        schema_from_avsc(doc)
+        seen.update(features(doc))
+
+    parse_all()
+    assert not ALL_FEATURES - set(seen), f"never generated: {sorted(ALL_FEATURES - set(seen))}"
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) compatibility() == Java, exactly
+
+
+@sized(PAIRS)
+@given(pair=related_pairs())
+def test_compatibility_matches_java(spark: Any, pair: tuple[Any, Any]) -> None:
+    check_pair(spark, pair, _compatibility, second_opinion=True)
+
+
+@sized(UNRELATED)
+@given(pair=unrelated_pairs())
+def test_compatibility_matches_java_on_unrelated_pairs(spark: Any, pair: tuple[Any, Any]) -> None:
+    check_pair(spark, pair, _compatibility, second_opinion=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# (b) the avro profile's verdict == Java's
+
+
+@sized(PROFILE_PAIRS)
+@given(pair=related_pairs())
+def test_profile_matches_java(spark: Any, pair: tuple[Any, Any]) -> None:
+    check_pair(spark, pair, profile_differs)
+
+
+@pytest.mark.slow
+@sized(MODEL_PAIRS)
+@given(pair=model_pairs())
+def test_profile_on_model_schemas_matches_java(spark: Any, pair: tuple[Schema, Schema]) -> None:
+    """Model schemas (no Avro graph kept: the profile writes them with `schema_to_avsc`), as
+    tests/test_oracle_avro.py draws them for avro-python."""
+    old, new = pair
+    if not expressible(old, new):
+        event("not expressible in Avro")
+        return
+    for direction, w, r in (("R=new reads W=old", old, new), ("R=old reads W=new", new, old)):
+        w_avsc, r_avsc = schema_to_avsc(w), schema_to_avsc(r)
+        java = java_check(spark, w_avsc, r_avsc)
+        _note_java(java)
+        found = [(p.code, p.location) for p in loud(can_read(w, r, "avro"))]
+        shown = f"{direction}:{_show(java, found, w_avsc, r_avsc)}"
+        if java.error is not None:
+            assert any(code == AMBIGUOUS for code, _ in found), shown
+        else:
+            assert found == list(java.incompatibilities), shown
+
+
+# ---------------------------------------------------------------------------------------------
+# (c) the registry's modes over version chains == Java on the same pairs
+
+# compat-rules.md §2: registering version n after versions 1..n-1, the (writer, reader) pairs checked.
+REGISTRY: dict[modes.Mode, Callable[[int], list[tuple[int, int]]]] = {
+    modes.Mode.BACKWARD: lambda n: [(n - 1, n)],
+    modes.Mode.FORWARD: lambda n: [(n, n - 1)],
+    modes.Mode.FULL: lambda n: [(n - 1, n), (n, n - 1)],
+    modes.Mode.BACKWARD_TRANSITIVE: lambda n: [(v, n) for v in range(1, n)],
+    modes.Mode.FORWARD_TRANSITIVE: lambda n: [(n, v) for v in range(1, n)],
+    modes.Mode.FULL_TRANSITIVE: lambda n: [p for v in range(1, n) for p in ((v, n), (n, v))],
+    modes.Mode.NONE: lambda n: [],
+}
+
+
+def test_registry_table_names_every_mode() -> None:
+    assert set(REGISTRY) == set(modes.Mode)
+
+
+@sized(CHAINS)
+@given(chain=chains())
+def test_modes_match_java(spark: Any, chain: list[Any]) -> None:
+    n = len(chain)
+    versions = [schema_from_avsc(doc) for doc in chain]
+    java: dict[tuple[int, int], JavaVerdict] = {}
+
+    def fails(w: int, r: int) -> bool:  # Java INCOMPATIBLE, or threw: the registry refuses
+        if (w, r) not in java:
+            java[w, r] = java_check(spark, chain[w - 1], chain[r - 1])
+        return not java[w, r].compatible
+
+    for mode in modes.Mode:
+        expected = {p for p in REGISTRY[mode](n) if fails(*p)}
+        strict = modes.check(versions[:-1], versions[-1], mode, "avro", Options(allow_quiet=True))
+        got = [(f.writer_version, f.reader_version) for f in strict]
+        assert len(got) == len(set(got)), f"{mode}: a pair reported twice: {got}"
+        shown = "\n".join(json.dumps(doc) for doc in chain)
+        assert set(got) == expected, (f"{mode}: ours fails {sorted(got)}, Java {sorted(expected)}; Java on "
+                                      f"each pair: { {p: v.triples or v.error for p, v in java.items()} }"
+                                      f"\nversions:\n{shown}")
+        for f in modes.check(versions[:-1], versions[-1], mode, "avro"):
+            pair = (f.writer_version, f.reader_version)
+            assert pair in expected or not loud(list(f.problems)), f"{mode}: {pair} fails loudly, Java OK"
+        event(f"{mode}: {'some pair fails' if expected else 'passes'}")
+
+
+# ---------------------------------------------------------------------------------------------
+# (d) named cases, each with Java's list pinned
+
+
+def _rec(*fields: dict[str, Any], name: str = "schema", **attrs: Any) -> dict[str, Any]:
+    return {"type": "record", "name": name, **attrs, "fields": list(fields)}
 
 
 def _f(name: str, t: Any, **attrs: Any) -> dict[str, Any]:
@@ -236,18 +332,36 @@ def _f(name: str, t: Any, **attrs: Any) -> dict[str, Any]:
 
 
 _DEC = {"logicalType": "decimal", "precision": 9, "scale": 2}
+_E2 = {"type": "enum", "name": "E", "symbols": ["X", "Y"]}
 
-GAPS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # name: (writer, reader)
-    NAME_AND_ALIAS: (_rec(_f("a", "string"), _f("b", "int")),
-                     _rec(_f("b", "int", aliases=["a"]))),
-    TWO_ALIASES: (_rec(_f("a", "int"), _f("c", "string")),
-                  _rec(_f("b", "string", aliases=["c", "a"]))),
-    ENUM_DEFAULT_FIELD_MISSING: (
+CASES: dict[str, tuple[Any, Any]] = {  # name: (writer, reader)
+    "name-and-alias-both-match": (_rec(_f("a", "string"), _f("b", "int")),
+                                  _rec(_f("b", "int", aliases=["a"]))),
+    "two-aliases-match": (_rec(_f("a", "int"), _f("c", "string")),
+                          _rec(_f("b", "string", aliases=["c", "a"]))),
+    "self-alias-reads-itself": (_rec(_f("a", "int", aliases=["a"])), _rec(_f("a", "int", aliases=["a"]))),
+    "enum-default-field-missing": (
         _rec(_f("a", "int")),
         _rec(_f("a", "int"), _f("e", {"type": "enum", "name": "E", "symbols": ["A"], "default": "A"}))),
+    "field-missing-no-default": (_rec(_f("a", "int")), _rec(_f("a", "int"), _f("b", "int"))),
     "record-renamed": (_rec(_f("a", _rec(_f("x", "int"), name="A"))),
                        _rec(_f("a", _rec(_f("x", "int"), name="B")))),
     "top-record-renamed": (_rec(_f("x", "int"), name="A"), _rec(_f("x", "int"), name="B")),
+    "record-renamed-with-alias": (_rec(_f("x", "int"), name="a.A"),
+                                  _rec(_f("x", "int"), name="B", namespace="b", aliases=["a.A"])),
+    "short-alias-resolves-in-reader-namespace": (_rec(name="a.R"),
+                                                 _rec(name="S", namespace="b", aliases=["R"])),
+    "namespace-changed": (_rec(name="a.R"), _rec(name="b.R")),
+    "short-alias-in-the-reader-namespace": ({"type": "fixed", "name": "D", "namespace": "n", "size": 16},
+                                            {"type": "fixed", "name": "C", "namespace": "n", "aliases": ["D"],
+                                             "size": 16}),
+    "short-alias-names-another-namespace": (_rec(name="Rec"),
+                                            _rec(name="A", namespace="n", aliases=["Rec"])),
+    "reference-as-object": (_rec(_f("a", _rec(name="A")), _f("b", {"type": "A"})),
+                            _rec(_f("a", _rec(name="A")), _f("b", {"type": "A"}))),
+    "empty-namespace-inside-a-namespace": (  # S refers to itself: the null namespace, not n
+        _rec(_f("a", _rec(_f("b", ["null", "S"]), name="S", namespace="")), namespace="n"),
+        _rec(_f("a", _rec(_f("b", ["null", "S"]), name="S", namespace="")), namespace="n")),
     "enum-renamed": (_rec(_f("a", {"type": "enum", "name": "E", "symbols": ["X"]})),
                      _rec(_f("a", {"type": "enum", "name": "F", "symbols": ["X"]}))),
     "fixed-renamed": (_rec(_f("a", {"type": "fixed", "name": "E", "size": 4})),
@@ -262,77 +376,99 @@ GAPS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # name: (writer, rea
         _rec(_f("a", {"type": "fixed", "name": "U", "size": 16, "logicalType": "uuid"})),
         _rec(_f("a", {"type": "string", "logicalType": "uuid"}))),
     "union-of-three": (_rec(_f("a", ["null", "string"])), _rec(_f("a", ["null", "string", "int"]))),
+    "union-branch-dropped": (_rec(_f("a", ["null", "string", "int"])), _rec(_f("a", ["null", "string"]))),
     "null-type": (_rec(_f("a", "null")), _rec(_f("a", "null"))),
+    "null-read-as-optional": ("null", ["int", "null"]),
+    "empty-union-reads-nothing": ("int", []),
+    "empty-union-read-as-anything": ([], "int"),
     "recursive-record": (_rec(_f("next", ["null", "schema"])), _rec(_f("next", ["null", "schema"]))),
+    "recursive-record-changed": (_rec(_f("v", "int"), _f("next", ["null", "schema"])),
+                                 _rec(_f("v", "string"), _f("next", ["null", "schema"]))),
+    "named-type-used-twice-memoised": (_rec(_f("a", _E2), _f("b", "E")),
+                                       _rec(_f("a", {**_E2, "symbols": ["X"]}), _f("b", "E"))),
+    "top-level-int-read-as-long": ("int", "long"),
+    "top-level-array-narrowed": ({"type": "array", "items": "long"}, {"type": "array", "items": "int"}),
+    "top-level-enum-symbols-dropped": ({"type": "enum", "name": "E", "symbols": ["A", "B", "C"]},
+                                       {"type": "enum", "name": "E", "symbols": ["B"]}),
+    "top-level-map-of-optional": ({"type": "map", "values": ["null", "int"]},
+                                  {"type": "map", "values": "int"}),
 }
 
-# What Java says on each: (compatible, incompatibility types)
-JAVA_SAYS: dict[str, tuple[bool, frozenset[str]]] = {
-    NAME_AND_ALIAS: (False, frozenset({THREW})),
-    TWO_ALIASES: (False, frozenset({THREW})),
-    ENUM_DEFAULT_FIELD_MISSING: (False, frozenset({TYPE_MISMATCH})),
-    "record-renamed": (False, frozenset({"NAME_MISMATCH"})),
-    "top-record-renamed": (False, frozenset({"NAME_MISMATCH"})),
-    "enum-renamed": (False, frozenset({"NAME_MISMATCH"})),
-    "fixed-renamed": (False, frozenset({"NAME_MISMATCH"})),
-    "decimal-bytes-read-as-fixed": (False, frozenset({TYPE_MISMATCH})),
-    "decimal-fixed-read-as-bytes": (False, frozenset({TYPE_MISMATCH})),
-    "decimal-fixed8-read-as-fixed16": (False, frozenset({FIXED_SIZE_MISMATCH})),
-    "uuid-fixed-read-as-string": (False, frozenset({TYPE_MISMATCH})),
-    "union-of-three": (True, frozenset()),
-    "null-type": (True, frozenset()),
-    "recursive-record": (True, frozenset()),
+# Java's verdict on each: its (type, location) list, or THREW.
+JAVA_SAYS: dict[str, list[tuple[str, str]] | str] = {
+    "name-and-alias-both-match": THREW,
+    "two-aliases-match": THREW,
+    "self-alias-reads-itself": THREW,
+    "enum-default-field-missing": [(TYPE_MISMATCH, "/fields/1/type")],
+    "field-missing-no-default": [(READER_FIELD_MISSING_DEFAULT_VALUE, "/fields/1")],
+    "record-renamed": [(NAME_MISMATCH, "/fields/0/type/name")],
+    "top-record-renamed": [(NAME_MISMATCH, "/name")],
+    "record-renamed-with-alias": [],
+    "short-alias-resolves-in-reader-namespace": [(NAME_MISMATCH, "/name")],
+    "namespace-changed": [],
+    "short-alias-in-the-reader-namespace": [],
+    "short-alias-names-another-namespace": [(NAME_MISMATCH, "/name")],
+    "reference-as-object": [],
+    "empty-namespace-inside-a-namespace": [],
+    "enum-renamed": [(NAME_MISMATCH, "/fields/0/type/name")],
+    "fixed-renamed": [(NAME_MISMATCH, "/fields/0/type/name")],
+    "decimal-bytes-read-as-fixed": [(TYPE_MISMATCH, "/fields/0/type")],
+    "decimal-fixed-read-as-bytes": [(TYPE_MISMATCH, "/fields/0/type")],
+    "decimal-fixed8-read-as-fixed16": [(FIXED_SIZE_MISMATCH, "/fields/0/type/size")],
+    "uuid-fixed-read-as-string": [(TYPE_MISMATCH, "/fields/0/type")],
+    "union-of-three": [],
+    "union-branch-dropped": [(MISSING_UNION_BRANCH, "/fields/0/type/2")],
+    "null-type": [],
+    "null-read-as-optional": [],
+    "empty-union-reads-nothing": [(MISSING_UNION_BRANCH, "/")],
+    "empty-union-read-as-anything": [],
+    "recursive-record": [],
+    "recursive-record-changed": [(TYPE_MISMATCH, "/fields/0/type")],
+    "named-type-used-twice-memoised": [(MISSING_ENUM_SYMBOLS, "/fields/0/type/symbols")] * 2,
+    "top-level-int-read-as-long": [],
+    "top-level-array-narrowed": [(TYPE_MISMATCH, "/items")],
+    "top-level-enum-symbols-dropped": [(MISSING_ENUM_SYMBOLS, "/symbols")],
+    "top-level-map-of-optional": [(TYPE_MISMATCH, "/values/0")],
 }
 
 
-def _ours_on_avsc(w_avsc: Any, r_avsc: Any) -> tuple[Schema, Schema, list[Problem]]:
-    w, r = schema_from_avsc(w_avsc), schema_from_avsc(r_avsc)
-    return w, r, errors(can_read(w, r, "avro"))
+def test_every_case_has_java_pinned() -> None:
+    assert set(CASES) == set(JAVA_SAYS)
 
 
-def test_every_gap_has_java_verdict_pinned() -> None:
-    assert set(GAPS) == set(JAVA_SAYS)
+@pytest.mark.parametrize("case", list(CASES))
+def test_java_on_case(spark: Any, case: str) -> None:
+    """Java's own result on each case, as pinned (documents what Java does)."""
+    java = java_check(spark, *CASES[case])
+    assert (THREW if java.error else list(java.incompatibilities)) == JAVA_SAYS[case], java
 
 
-@pytest.mark.parametrize("gap", list(GAPS))
-def test_java_on_known_gap(spark: Any, gap: str) -> None:
-    """Java's own verdict on each gap example, as the report documents it."""
-    w_avsc, r_avsc = GAPS[gap]
-    java = java_check(spark, w_avsc, r_avsc)
-    assert (java.compatible, java.types) == JAVA_SAYS[gap], java
+@pytest.mark.parametrize("case", list(CASES))
+def test_case(spark: Any, case: str) -> None:
+    """Ours equals Java on each case: compatibility() exactly, and the profile."""
+    w, r = CASES[case]
+    java = java_check(spark, w, r)
+    assert compatibility_differs(java, ours(w, r), w, r) is None
+    assert profile_differs(java, w, r) is None
 
 
-UNLOADABLE = {"union-of-three", "null-type", "recursive-record"}  # schema_from_avsc refuses them
+# ---------------------------------------------------------------------------------------------
+# (e) avro-python vs Java, one example per kind of difference (documentation, not a gate)
+
+_THREW = "Java threw AvroRuntimeException, Python OK"
+_REFUSES = "Python refuses a document Java reads (SchemaParseException)"
+PYTHON_SAYS: dict[str, str] = {  # case: how avro-python differs from Java on it
+    "name-and-alias-both-match": _THREW,
+    "two-aliases-match": _THREW,
+    "self-alias-reads-itself": _THREW,
+    "reference-as-object": _REFUSES,
+    "empty-namespace-inside-a-namespace": _REFUSES,
+    "short-alias-in-the-reader-namespace": "Python NO, Java OK",
+    "short-alias-names-another-namespace": "Python OK, Java NO",
+}
 
 
-@pytest.mark.parametrize("gap", [pytest.param(g, marks=pytest.mark.xfail(
-    strict=True, raises=AvroSchemaError if g in UNLOADABLE else AssertionError,
-    reason=f"issue 13: the avro profile differs from Java's SchemaCompatibility ({g})"))
-    for g in GAPS])
-def test_known_gap(spark: Any, gap: str) -> None:
-    """Ours equals Java (verdict and reasons) on each gap example: fails today, by design."""
-    w_avsc, r_avsc = GAPS[gap]
-    w, r = schema_from_avsc(w_avsc), schema_from_avsc(r_avsc)
-    java = java_check(spark, w_avsc, r_avsc)
-    problems = errors(can_read(w, r, "avro"))
-    assert (not problems) == java.compatible, (java, problems)
-    if not java.compatible:
-        assert THREW not in java.types, "Java threw: a verdict of ours cannot match it"
-        assert not reasons_disagree(problems, java, r_avsc), (java, problems)
-
-
-def test_gap_detector_recognises_the_generated_classes() -> None:
-    for gap in (NAME_AND_ALIAS, TWO_ALIASES, ENUM_DEFAULT_FIELD_MISSING):
-        w, r = (schema_from_avsc(s) for s in GAPS[gap])
-        assert gap in java_gaps(w, r)
-
-
-@pytest.mark.parametrize(("gap", "python_says"), [
-    (NAME_AND_ALIAS, "Java threw org.apache.avro.AvroRuntimeException, Python OK"),
-    (TWO_ALIASES, "Java threw org.apache.avro.AvroRuntimeException, Python OK"),
-    (ENUM_DEFAULT_FIELD_MISSING, None),
-])
-def test_avro_python_vs_java(spark: Any, gap: str, python_says: str | None) -> None:
-    """Where avro-python differs from Java on the generated classes (documentation, not a gate)."""
-    w_avsc, r_avsc = GAPS[gap]
-    assert python_vs_java(w_avsc, r_avsc, java_check(spark, w_avsc, r_avsc)) == python_says
+@pytest.mark.parametrize("case", list(PYTHON_SAYS))
+def test_avro_python_vs_java(spark: Any, case: str) -> None:
+    w, r = CASES[case]
+    assert python_vs_java(w, r, java_check(spark, w, r)) == PYTHON_SAYS[case]
