@@ -75,6 +75,14 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("avro", Options(), one("decimal(9,2)"), one("decimal(12,2)"), set()),
     ("avro", Options(), one("int32", False), one({"list": "int32"}, False),
      {("avro.type-mismatch", "error")}),
+    ("avro", Options(), avsc("int"), avsc("float"), set()),  # every Java promotion, one each
+    ("avro", Options(), avsc("long"), avsc("double"), set()),
+    ("avro", Options(), avsc("float"), avsc("double"), set()),
+    ("avro", Options(), avsc("bytes"), avsc("string"), set()),
+    ("avro", Options(), avsc("double"), avsc("float"), {("avro.type-mismatch", "error")}),
+    # names compare unqualified: a namespace change alone reads (compat-rules.md §1)
+    ("avro", Options(), avsc({"type": "fixed", "name": "a.F", "size": 4}),
+     avsc({"type": "fixed", "name": "b.F", "size": 4}), set()),
     ("avro", Options(), avsc("int", "string"), avsc("int"), {("avro.type-mismatch", "error")}),
     ("avro", Options(), avsc("int", "string"), avsc("int", "long"), {("avro.union-branch", "error")}),
     ("avro", Options(), avsc({"type": "fixed", "name": "F", "size": 4}),
