@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from schemaguard.formats.avro_schema import AvroField, AvroSchemaError, AvroType, parse_avro
-from schemaguard.formats.notation import describe
+from schemaguard.formats.notation import describe, parse_primitive
 from schemaguard.model import (
     TIME_UNITS,
     BinaryType,
@@ -282,8 +282,6 @@ def _or_null(t: Any, nullable: bool, default_json: str | None = None) -> Any:
 
 
 def _notation_type(doc: Any, path: str) -> Any:
-    from schemaguard.formats.notation import parse_primitive
-
     if doc == "null":
         return "null"
     if isinstance(doc, str):

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from schemaguard.base import SEVERITIES, Conflict, Problem, Rule, errors
+from schemaguard.base import Conflict, Problem, Rule, errors
 from schemaguard.checks.compare import CompareReport, EvolveReport, MergeReport
 from schemaguard.formats.notation import describe, schema_to_notation
 from schemaguard.model import DataType, ListType, MapType, Schema, StructType, walk
@@ -24,7 +24,7 @@ from schemaguard.report.console import console as terminal
 
 STYLES = {"error": "bold red", "quiet": "bold magenta", "warning": "yellow", "info": "cyan",
           "conflict": "bold red"}
-LABELS = ("error", "quiet", *reversed(SEVERITIES[:2]))  # how problems are labelled in text, most severe first
+LABELS = ("error", "quiet", "warning", "info")  # how problems are labelled in text, most severe first
 
 
 # ---------------------------------------------------------------------------------------------
