@@ -56,6 +56,7 @@ from schemaguard.model import (
     UuidType,
     VariantType,
     canonical_json,
+    new_field,
 )
 
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
@@ -119,6 +120,10 @@ class ParquetColumn(NamedTuple):
     container: str | None
 
 
+def _parquet_column(values: tuple[Any, ...]) -> ParquetColumn:
+    return tuple.__new__(ParquetColumn, values)
+
+
 class LeafStats(NamedTuple):
     """Statistics of one leaf aggregated over row groups. `min`/`max` are physical values made
     comparable: integers (also for dates, timestamps, times and unscaled decimals), floats,
@@ -145,6 +150,17 @@ class FooterSchema:
     fingerprint: str
     stat_kinds: tuple[str, ...]  # per leaf, how to decode its min/max bytes (see _stat_kind)
     spark_refusal: str | None = None  # why Spark cannot read this footer at all (see _spark_refusal)
+
+    def __reduce__(self) -> tuple[Callable[..., FooterSchema], tuple[Any, ...]]:
+        # Leaves as plain tuples: a NamedTuple pickles through its 13-argument constructor, three
+        # times slower, and a wide footer sends tens of thousands from its worker.
+        return _footer_schema, (self.schema, tuple(map(tuple, self.columns)), self.spark_schema,
+                                self.spark_schema_json, self.spark_schema_error, self.fingerprint,
+                                self.stat_kinds, self.spark_refusal)
+
+
+def _footer_schema(schema: Schema, columns: tuple[tuple[Any, ...], ...], *rest: Any) -> FooterSchema:
+    return FooterSchema(schema, tuple(map(_parquet_column, columns)), *rest)
 
 
 class FileFooter(NamedTuple):
@@ -397,14 +413,17 @@ def _known_footer(raw: bytes, decoded: list[Any] | None, spark_json: bytes | Non
 
 def forget_footer_schemas() -> None:
     """Empty every per-process cache of footer parts (for benchmarks that time a cold scan)."""
-    for cache in (_RECENT, _FOOTERS, _ELEMENTS, _SHARED, _KV_KEYS):
+    for cache in (_RECENT, _FOOTERS, _ELEMENTS, _SHARED, _KV_KEYS, _LEAVES):
         cache.clear()
 
 
 def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> FooterSchema:
-    root = _tree(elements)
-    columns: list[ParquetColumn] = []
-    fields = tuple(_to_field(child, "", (), None, columns) for child in root.children)
+    """The model, leaf layouts and fingerprint of one footer schema. Linear in its elements: each
+    is visited once, and what a leaf's type fields say is worked out once per distinct spelling
+    (`_leaf`), since a wide footer repeats a few."""
+    root, tokens, refusal = _tree(elements)
+    leaves = _Leaves([], [])
+    fields = tuple(_to_field(child, "", (), None, leaves) for child in root.children)
     schema = Schema(fields)
     spark_schema = spark_error = spark_text = None
     if spark_json is not None:
@@ -413,50 +432,36 @@ def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> Foote
             spark_schema = schema_from_spark_json(spark_text)
         except SparkSchemaError as e:
             spark_error = str(e)
-    ident = {
-        "schema": schema_to_notation(schema),
-        "columns": list(dict.fromkeys(_physical_key(c) for c in columns)),
-        "spark": schema_to_notation(spark_schema) if spark_schema else spark_text,
-    }
-    digest = hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:16]
-    return FooterSchema(schema, tuple(columns), spark_schema, spark_text, spark_error, digest,
-                        tuple(_stat_kind(c) for c in columns), _spark_refusal(root, columns))
+    spark = canonical_json(schema_to_notation(spark_schema)) if spark_schema else repr(spark_text)
+    digest = hashlib.sha256(repr((tokens, spark)).encode()).hexdigest()[:16]
+    return FooterSchema(schema, tuple(leaves.columns), spark_schema, spark_text, spark_error, digest,
+                        tuple(leaves.kinds), refusal or _spark_refusal(leaves.columns))
 
 
-def _spark_refusal(root: _Node, columns: list[ParquetColumn]) -> str | None:
+def _spark_refusal(columns: list[ParquetColumn]) -> str | None:
     """Why Spark (parquet-java 1.16) refuses a footer whose shapes the model has no type for,
-    observed on Spark 4.1.4 (tests/test_footer_files.py): a VARIANT whose specification version
-    is not 1 (absent reads as 0: PARQUET_TYPE_NOT_RECOGNIZED), a key-only map (its schema
-    converter wants a key and a value), a logical type newer than parquet-java (its Thrift
-    decoding of the footer fails). Types Spark refuses by kind (FLOAT16, GEOMETRY...) are
-    `base.spark_view`'s."""
-    stack = [(child, child.name) for child in root.children]
-    while stack:
-        node, path = stack.pop()
-        logical_ = node.element.logical
-        if not node.leaf and logical_ is not None and logical_[0] == 16 and logical_[1].get(1) != 1:
-            return (f"`{path}` is a VARIANT of specification version {logical_[1].get(1, 0)}: Spark "
-                    "reads only version 1 (PARQUET_TYPE_NOT_RECOGNIZED)")
-        stack += [(child, f"{path}.{child.name}") for child in node.children]
+    observed on Spark 4.1.4 (tests/test_footer_files.py): a key-only map (its schema converter
+    wants a key and a value), a logical type newer than parquet-java (its Thrift decoding of the
+    footer fails); a VARIANT of another specification version is found by `_tree`. Types Spark
+    refuses by kind (FLOAT16, GEOMETRY...) are `base.spark_view`'s."""
     for c in columns:
         if c.container == "map:key-only":
             map_path = c.path.rpartition("[]")[0]
             return f"`{map_path}` is a MAP without values: Spark fails with 'Invalid map type'"
-        if (c.logical_type or "").startswith("FIELD_"):
+        if c.logical_type is not None and c.logical_type.startswith("FIELD_"):
             return (f"`{c.path}` has a logical type parquet-java does not know ({c.logical_type}): "
                     "Spark fails reading the footer")
     return None
 
 
-def _physical_key(c: ParquetColumn) -> tuple[Any, ...]:
-    """What makes two leaves with the same model type differ on disk (backing, annotation, shape).
-    A VARIANT's columns are one key whatever their shredding: Spark 4.1 shreds each file by the
-    values it holds (spark.sql.variant.inferShreddingSchema) and reads every shredding alike, so
-    shredding is no schema version."""
-    if c.container == "variant":
-        return (c.path, "VARIANT")
-    return (c.path, c.parquet_path, c.physical_type, c.type_length, c.logical_type, c.converted_type,
-            c.container)
+def _variant_refusal(e: _Element, path: str) -> str | None:
+    """A VARIANT group whose specification version is not 1 (absent reads as 0): Spark 4.1.4 fails
+    with PARQUET_TYPE_NOT_RECOGNIZED."""
+    version = e.logical[1].get(1, 0) if e.logical else 0
+    if version == 1:
+        return None
+    return f"`{path}` is a VARIANT of specification version {version}: Spark reads only version 1 " \
+           "(PARQUET_TYPE_NOT_RECOGNIZED)"
 
 
 class _Element(NamedTuple):
@@ -475,33 +480,42 @@ class _Element(NamedTuple):
     logical: tuple[int, dict[int, Any]] | None
 
 
-_ELEMENT_INTS = (1, 2, 3, 5, 6, 7, 8, 9)  # SchemaElement's i32 fields
-
-
 def _element(e: Any, index: int) -> _Element:
-    if not isinstance(e, dict) or not isinstance(e.get(4), bytes):
+    if type(e) is not dict or type(name := e.get(4)) is not bytes:
         raise _corrupt(f"schema element {index} has no name")
     # An i32 field holding anything else (a boolean, bytes) is treated as absent.
-    physical, length, repetition, children, converted, scale, precision, field_id = (
-        v if type(v) is int else None for v in map(e.get, _ELEMENT_INTS))
-    union = e.get(10)
+    get = e.get
+    physical = v if type(v := get(1)) is int else None
+    repetition = get(3)
+    union = get(10)
     logical = None
-    if isinstance(union, dict) and union:
+    if type(union) is dict and union:
         member = next(iter(union))
         body = union[member]
-        logical = (member, body if isinstance(body, dict) else {})
-    return _Element(e[4].decode("utf-8", "replace"), physical, length,
-                    REPETITIONS[repetition] if repetition in (0, 1, 2) else "REQUIRED", children,
-                    converted, scale, precision, field_id, logical)
+        logical = (member, body if type(body) is dict else {})
+    return _Element(
+        name.decode("utf-8", "replace"), physical,
+        v if type(v := get(2)) is int else None,
+        REPETITIONS[repetition] if repetition in (0, 1, 2) and type(repetition) is int else "REQUIRED",
+        v if type(v := get(5)) is int else None,
+        v if type(v := get(6)) is int else None,
+        v if type(v := get(7)) is int else None,
+        v if type(v := get(8)) is int else None,
+        v if type(v := get(9)) is int else None,
+        logical)
 
 
 @dataclass(slots=True)
 class _Node:
     element: _Element
     children: list[_Node]
-    leaf: bool
+    info: _Leaf | None  # a leaf's type fields; None for a group
     definition: int  # max definition level of this node
     repetition_level: int  # max repetition level of this node
+
+    @property
+    def leaf(self) -> bool:
+        return self.info is not None
 
     @property
     def name(self) -> str:
@@ -513,63 +527,109 @@ class _Node:
 
     def annotation(self) -> str | None:
         """LIST, MAP, MAP_KEY_VALUE or VARIANT on a group, by its logical or converted type."""
-        member = self.element.logical[0] if self.element.logical else None
-        converted = self.element.converted
-        if member == 3 or converted == 3:
-            return "LIST"
-        if member == 2 or converted == 1:
-            return "MAP"
-        if member == 16:
-            return "VARIANT"
-        return "MAP_KEY_VALUE" if converted == 2 else None
+        return _group_annotation(self.element)
 
 
-def _tree(raw: list[Any]) -> _Node:
+def _group_annotation(e: _Element) -> str | None:
+    member = e.logical[0] if e.logical else None
+    converted = e.converted
+    if member == 3 or converted == 3:
+        return "LIST"
+    if member == 2 or converted == 1:
+        return "MAP"
+    if member == 16:
+        return "VARIANT"
+    return "MAP_KEY_VALUE" if converted == 2 else None
+
+
+def _tree(raw: list[Any]) -> tuple[_Node, list[tuple[Any, ...]], str | None]:
     """The schema list (depth first, each group followed by its `num_children` children) as a
-    tree, with each node's definition and repetition levels. Iterative: a footer may nest as deep
-    as its bytes allow."""
+    tree, with each node's definition and repetition levels; the fingerprint's tokens; a VARIANT
+    Spark refuses. Iterative: a footer may nest as deep as its bytes allow.
+
+    The tokens spell every element outside a VARIANT's shredding as what the model and the leaf
+    layouts take from it (name, repetition, field id; a group's annotation and size; a leaf's
+    `_leaf` spelling), so two footers share a fingerprint exactly when their model schema and
+    layouts agree; Spark 4.1 shreds each file by its values and reads every shredding alike, so
+    shredding is no schema version."""
     if not raw:
         raise _corrupt("the schema list is empty")
-    elements = [_element(e, i) for i, e in enumerate(raw)]
-    root_element = elements[0]
-    root = _Node(root_element, [], False, 0, 0)
-    stack: list[tuple[_Node, int]] = [(root, root_element.num_children or 0)]
-    for position, e in enumerate(elements[1:], 1):
-        while stack and len(stack[-1][0].children) == stack[-1][1]:
+    root_element = _element(raw[0], 0)
+    root = _Node(root_element, [], None, 0, 0)
+    tokens: list[tuple[Any, ...]] = []
+    refusal = None
+    # (group, its children, children expected, path, inside a VARIANT)
+    top: tuple[_Node, list[_Node], int, str, bool] = (root, root.children, root_element.num_children or 0,
+                                                     "", False)
+    stack = [top]
+    for position in range(1, len(raw)):
+        e = _element(raw[position], position)
+        while len(top[1]) == top[2]:
             stack.pop()
-        if not stack:
-            raise _corrupt(f"schema element {position} is beyond the root's children")
-        parent = stack[-1][0]
-        leaf = e.num_children is None or (e.num_children == 0 and e.physical is not None)
-        if leaf and e.physical is None:
-            raise _corrupt(f"leaf {e.name!r} has no physical type")
-        node = _Node(e, [], leaf, parent.definition + (e.repetition != "REQUIRED"),
+            if not stack:
+                raise _corrupt(f"schema element {position} is beyond the root's children")
+            top = stack[-1]
+        parent, siblings, _, parent_path, in_variant = top
+        children = e.num_children
+        if children is None or (children == 0 and e.physical is not None):
+            if e.physical is None:
+                raise _corrupt(f"leaf {e.name!r} has no physical type")
+            info = _leaf(e)
+            siblings.append(_Node(e, [], info, parent.definition + (e.repetition != "REQUIRED"),
+                                  parent.repetition_level + (e.repetition == "REPEATED")))
+            if not in_variant:
+                tokens.append((e.name, e.repetition, e.field_id, info.token))
+            continue
+        node = _Node(e, [], None, parent.definition + (e.repetition != "REQUIRED"),
                      parent.repetition_level + (e.repetition == "REPEATED"))
-        parent.children.append(node)
-        if not leaf:
-            stack.append((node, e.num_children or 0))
-    if any(len(n.children) != count for n, count in stack):
+        siblings.append(node)
+        path = f"{parent_path}.{e.name}" if parent_path else e.name
+        annotation = _group_annotation(e)
+        if not in_variant:
+            tokens.append((e.name, e.repetition, e.field_id, annotation, children))
+            if annotation == "VARIANT" and refusal is None:
+                refusal = _variant_refusal(e, path)
+        top = (node, node.children, children, path, in_variant or annotation == "VARIANT")
+        stack.append(top)
+    if any(len(children) != count for _, children, count, _, _ in stack):
         raise _corrupt("the schema list ends inside a group")
-    return root
+    return root, tokens, refusal
+
+
+@dataclass(frozen=True, slots=True)
+class _Leaves:
+    """The leaf columns of a footer in the footer's order, and how each one's min/max decode."""
+
+    columns: list[ParquetColumn]
+    kinds: list[str]
+
+    def add(self, node: _Node, leaf: _Leaf, path: str, ppath: tuple[str, ...],
+            container: str | None) -> None:
+        e = node.element
+        self.columns.append(_parquet_column((
+            path, ppath, leaf.physical, leaf.type_length, leaf.logical, leaf.converted, leaf.precision,
+            leaf.scale, e.repetition, e.field_id, node.definition, node.repetition_level, container)))
+        self.kinds.append(leaf.stat_kind)
 
 
 def _to_field(node: _Node, parent: str, parquet_parent: tuple[str, ...], container: str | None,
-              out: list[ParquetColumn]) -> Field:
-    path = f"{parent}.{node.name}" if parent else node.name
-    ppath = (*parquet_parent, node.name)
-    if node.repetition == "REPEATED":
+              out: _Leaves) -> Field:
+    name = node.element.name
+    path = f"{parent}.{name}" if parent else name
+    ppath = (*parquet_parent, name)
+    if node.element.repetition == "REPEATED":
         # A repeated field outside LIST/MAP: a required list of required elements.
         element = _to_type(node, path + "[]", ppath, "repeated", out)
-        return Field(node.name, ListType(element, False), False, node.element.field_id)
+        return new_field(name, ListType(element, False), False, node.element.field_id)
     t = _to_type(node, path, ppath, container, out)
-    return Field(node.name, t, node.repetition == "OPTIONAL", node.element.field_id)
+    return new_field(name, t, node.element.repetition == "OPTIONAL", node.element.field_id)
 
 
 def _to_type(node: _Node, path: str, ppath: tuple[str, ...], container: str | None,
-             out: list[ParquetColumn]) -> DataType:
-    if node.leaf:
-        out.append(_column(node, path, ppath, container))
-        return _leaf_type(node.element)
+             out: _Leaves) -> DataType:
+    if node.info is not None:
+        out.add(node, node.info, path, ppath, container)
+        return node.info.type
     annotation = node.annotation()
     if annotation == "VARIANT":
         _variant_columns(node, path, ppath, out)
@@ -594,19 +654,19 @@ def _to_type(node: _Node, path: str, ppath: tuple[str, ...], container: str | No
     return StructType(tuple(_to_field(c, path, ppath, container, out) for c in node.children))
 
 
-def _variant_columns(node: _Node, path: str, ppath: tuple[str, ...], out: list[ParquetColumn]) -> None:
+def _variant_columns(node: _Node, path: str, ppath: tuple[str, ...], out: _Leaves) -> None:
     """The physical leaves of a VARIANT group (metadata, value, shredded typed_value...) in the
     footer's order, each a column of the variant's own path: Spark reads the group as one value."""
     stack = [(child, (*ppath, child.name)) for child in reversed(node.children)]
     while stack:
         n, p = stack.pop()
-        if n.leaf:
-            out.append(_column(n, path, p, "variant"))
+        if n.info is not None:
+            out.add(n, n.info, path, p, "variant")
         else:
             stack.extend((child, (*p, child.name)) for child in reversed(n.children))
 
 
-def _list_type(node: _Node, path: str, ppath: tuple[str, ...], out: list[ParquetColumn]) -> ListType:
+def _list_type(node: _Node, path: str, ppath: tuple[str, ...], out: _Leaves) -> ListType:
     rep = node.children[0]
     rpath = (*ppath, rep.name)
     two_level = (
@@ -625,26 +685,49 @@ def _list_type(node: _Node, path: str, ppath: tuple[str, ...], out: list[Parquet
     return ListType(etype, element.repetition == "OPTIONAL")
 
 
-def _column(node: _Node, path: str, ppath: tuple[str, ...], container: str | None) -> ParquetColumn:
-    e = node.element
-    physical = _physical(e)
-    decimal = _decimal(e)
-    converted = e.converted
-    return ParquetColumn(
-        path=path,
-        parquet_path=ppath,
-        physical_type=physical,
-        type_length=e.type_length if physical == "FIXED_LEN_BYTE_ARRAY" else None,
-        logical_type=_logical_label(e),
-        converted_type=_converted_label(converted),
-        precision=decimal.precision if decimal else None,
-        scale=decimal.scale if decimal else None,
-        repetition=e.repetition,
-        field_id=e.field_id,
-        max_definition_level=node.definition,
-        max_repetition_level=node.repetition_level,
-        container=container,
-    )
+class _Leaf(NamedTuple):
+    """What a leaf element's type fields say, whatever its name and field id."""
+
+    type: DataType
+    physical: str
+    type_length: int | None  # FIXED_LEN_BYTE_ARRAY width
+    logical: str | None
+    converted: str | None
+    precision: int | None
+    scale: int | None
+    stat_kind: str  # how its min/max bytes decode (see _stat_kind)
+    token: str  # its spelling in the fingerprint
+
+
+# Bounded by the distinct leaf spellings in a process: a few dozen on any lake.
+_LEAVES: dict[tuple[Any, ...], _Leaf] = {}
+
+
+def _leaf(e: _Element) -> _Leaf:
+    """`_Leaf` of a leaf element, worked out once per distinct type fields (a failure is not kept:
+    each corrupt leaf raises with its own name)."""
+    key = (e.physical, e.type_length, e.converted, e.scale, e.precision,
+           None if e.logical is None else _hashable(e.logical))
+    found = _LEAVES.get(key)
+    if found is None:
+        physical = _physical(e)
+        decimal = _decimal(e)
+        logical, converted = _logical_label(e), _converted_label(e.converted)
+        length = e.type_length if physical == "FIXED_LEN_BYTE_ARRAY" else None
+        precision, scale = (decimal.precision, decimal.scale) if decimal else (None, None)
+        token = f"{physical} {length} {logical} {converted} {precision} {scale}"
+        found = _LEAVES[key] = _Leaf(_leaf_type(e), physical, length, logical, converted, precision,
+                                     scale, _stat_kind(physical, logical, converted, precision), token)
+    return found
+
+
+def _hashable(value: Any) -> Any:
+    """A decoded Thrift value (dicts and lists inside) as a hashable key."""
+    if type(value) is dict:
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    if type(value) in (list, tuple):
+        return (type(value).__name__, *map(_hashable, value))
+    return value
 
 
 def annotation(c: ParquetColumn) -> str | None:
@@ -788,43 +871,45 @@ def _leaf_type(e: _Element) -> DataType:
 # Statistics
 
 
-def _stat_kind(c: ParquetColumn) -> str:
+def _stat_kind(physical: str, logical: str | None, converted: str | None, precision: int | None) -> str:
     """How to decode a leaf's min/max bytes (PLAIN encoding of its physical type), or `none` when
     they mean nothing comparable: INT96 (only under Int96TimestampOrder), half floats, intervals,
     geometries (no min/max by the spec), always-null columns, and annotations not known here."""
-    lt = c.logical_type or ""
-    if c.physical_type == "INT96" or lt in ("FLOAT16", "UNKNOWN") or lt.startswith(
-            ("GEOMETRY", "GEOGRAPHY", "FIELD_")) or c.converted_type == "INTERVAL":
+    lt = logical or ""
+    if physical == "INT96" or lt in ("FLOAT16", "UNKNOWN") or lt.startswith(
+            ("GEOMETRY", "GEOGRAPHY", "FIELD_")) or converted == "INTERVAL":
         return "none"
-    if c.precision is not None and c.physical_type in ("FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
+    if precision is not None and physical in ("FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
         return "be-int"
-    if (lt.startswith("INT(") and lt.endswith("unsigned)")) or (c.converted_type or "").startswith("UINT"):
-        return "u32" if c.physical_type == "INT32" else "u64"
+    if (lt.startswith("INT(") and lt.endswith("unsigned)")) or (converted or "").startswith("UINT"):
+        return "u32" if physical == "INT32" else "u64"
     return {"BOOLEAN": "bool", "INT32": "i32", "INT64": "i64", "FLOAT": "f32", "DOUBLE": "f64"}.get(
-        c.physical_type, "bytes")
+        physical, "bytes")
 
 
-_F32, _F64 = Struct("<f"), Struct("<d")
-_WIDTHS = {"bool": 1, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
+def _nan_free(value: float) -> float | None:
+    return None if value != value else value  # a NaN bound orders nothing
+
+
+def _fixed(width: int, decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """`decode` for bounds of exactly `width` bytes (PLAIN encoding); other lengths are None."""
+    return lambda raw: decode(raw) if len(raw) == width else None
+
+
+_F32, _F64 = Struct("<f").unpack, Struct("<d").unpack
+# How each stat kind's min/max bytes decode (see _stat_kind), one function per kind.
+_DECODE_STAT: dict[str, Callable[[bytes], Any]] = {
+    "i32": _fixed(4, partial(int.from_bytes, byteorder="little", signed=True)),
+    "i64": _fixed(8, partial(int.from_bytes, byteorder="little", signed=True)),
+    "u32": _fixed(4, partial(int.from_bytes, byteorder="little")),
+    "u64": _fixed(8, partial(int.from_bytes, byteorder="little")),
+    "f32": _fixed(4, lambda raw: _nan_free(_F32(raw)[0])),
+    "f64": _fixed(8, lambda raw: _nan_free(_F64(raw)[0])),
+    "bool": _fixed(1, lambda raw: raw != b"\x00"),
+    "be-int": lambda raw: int.from_bytes(raw, "big", signed=True) if raw else None,
+    "bytes": lambda raw: raw,
+}
 _SIGNED_ORDER = frozenset(("bool", "i32", "i64", "f32", "f64"))  # where the deprecated min/max hold
-
-
-def _decode_stat(kind: str, raw: bytes) -> Any:
-    width = _WIDTHS.get(kind)
-    if width is not None and len(raw) != width:
-        return None
-    if kind in ("i32", "i64"):
-        return int.from_bytes(raw, "little", signed=True)
-    if kind in ("u32", "u64"):
-        return int.from_bytes(raw, "little")
-    if kind == "f32" or kind == "f64":
-        value = (_F32 if kind == "f32" else _F64).unpack(raw)[0]
-        return None if value != value else value  # a NaN bound orders nothing
-    if kind == "bool":
-        return raw != b"\x00"
-    if kind == "be-int":
-        return int.from_bytes(raw, "big", signed=True) if raw else None
-    return raw
 
 
 def _statistics(groups: list[Any], footer: FooterSchema) -> tuple[tuple[LeafStats, ...], tuple[str, ...]]:
@@ -857,26 +942,28 @@ def _chunk_stats(chunk: Any, kind: str, index: int, encrypted: set[int]) -> Leaf
     """One column chunk's statistics (ColumnChunk 3 meta_data -> ColumnMetaData 12 statistics).
     A chunk with `crypto_metadata` (8) or only `encrypted_column_metadata` (9) is encrypted: its
     statistics are unknown without the key."""
-    if not isinstance(chunk, dict):
+    if type(chunk) is not dict:
         raise _corrupt(f"column chunk {index} is not a structure")
     meta = chunk.get(3)
-    if 8 in chunk or 9 in chunk or not isinstance(meta, dict):
+    if 8 in chunk or 9 in chunk or type(meta) is not dict:
         if 8 in chunk or 9 in chunk:
             encrypted.add(index)
         return _UNKNOWN
     s = meta.get(12)
-    if not isinstance(s, dict):
+    if type(s) is not dict:
         return _UNKNOWN
-    nulls = s.get(3) if isinstance(s.get(3), int) else None
+    nulls = v if type(v := s.get(3)) is int else None
     low, high = s.get(6), s.get(5)
-    if kind in _SIGNED_ORDER and low is None and high is None:
+    if low is None and high is None and kind in _SIGNED_ORDER:
         low, high = s.get(2), s.get(1)  # deprecated fields, valid for signed orders only
     exact = None if 7 not in s and 8 not in s else bool(s.get(7, True) and s.get(8, True))
-    if kind == "none" or not isinstance(low, bytes) or not isinstance(high, bytes):
+    if kind == "none" or type(low) is not bytes or type(high) is not bytes:
         # A row group of nulls only has no min/max and loses nothing by it.
         values = meta.get(5)
-        return LeafStats(nulls, None, None, nulls is not None and kind != "none" and values == nulls, exact)
-    return LeafStats(nulls, _decode_stat(kind, low), _decode_stat(kind, high), nulls is not None, exact)
+        return _LEAF_STATS((nulls, None, None, nulls is not None and kind != "none" and values == nulls,
+                            exact))
+    decode = _DECODE_STAT[kind]
+    return _LEAF_STATS((nulls, decode(low), decode(high), nulls is not None, exact))
 
 
 def _combine(a: LeafStats, b: LeafStats) -> LeafStats:

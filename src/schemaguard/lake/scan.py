@@ -15,6 +15,7 @@ footer merge (§2.2).
 from __future__ import annotations
 
 import faulthandler
+import gc
 import multiprocessing
 import os
 import signal
@@ -64,12 +65,20 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
     # and are sent only index ranges into the listing, not the files themselves.
     global _INHERITED
     _INHERITED = files
-    size = min(CHUNK, max(50, len(files) // (n_workers * 4)))
+    # At least four ranges a worker, so the cores stay busy to the end, even on a few wide footers.
+    size = min(CHUNK, -(-len(files) // (n_workers * 4)))
     ranges = [(i, min(i + size, len(files))) for i in range(0, len(files), size)]
+    # No cyclic garbage collection while footers are built and sent (the workers inherit this):
+    # footers hold no cycles, and collections triggered by their many small objects cost a
+    # fifth of a wide footer's read.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _split(_read_ranges(ranges, n_workers, progress))
     finally:
         _INHERITED = ()
+        if collecting:
+            gc.enable()
 
 
 def _read_ranges(ranges: list[tuple[int, int]], n_workers: int,
