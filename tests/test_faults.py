@@ -9,6 +9,7 @@ import os
 import select
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pyarrow.parquet.encryption as pe
 import pytest
+from pyarrow import fs as pafs
 
 from schemaguard.checks import run_checks
 from schemaguard.formats.parquet import read_footer
@@ -94,6 +96,29 @@ def test_a_read_that_blocks_is_one_unreadable_file_after_the_time_limit(
     monkeypatch.setattr("schemaguard.lake.scan.READ_SECONDS", 0.5)
     result = scan(discover(str(tmp_path)), workers=2)
     assert len(result.footers) == 20
+    assert [(u.rel, u.reason.split(":")[0]) for u in result.unreadable] == [
+        ("dt=2024-01-03/p9999-hang.parquet", "timed out")]
+
+
+def test_the_remote_engine_reads_as_the_local_one_and_a_read_that_blocks_is_one_finding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The object-store engine (threads; here over pyarrow's local filesystem, as it would be over
+    S3): the same footers in the listing's order, and a read that never returns is cut off by the
+    time limit without holding up the others or the process."""
+    good_lake(tmp_path, 40)
+    listing = discover(str(tmp_path))
+    local = scan(listing, workers=1)
+    remote = replace(listing, filesystem=pafs.LocalFileSystem())
+    assert not remote.is_local
+    same = scan(remote)
+    assert [(f.rel, f.fingerprint, f.rows, f.stats) for f in same.footers] == [
+        (f.rel, f.fingerprint, f.rows, f.stats) for f in local.footers]
+    hanging = tmp_path / "dt=2024-01-03" / "p9999-hang.parquet"
+    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", hanging)
+    monkeypatch.setattr("schemaguard.lake.scan.read_footer", _hang_on("p9999-hang"))
+    monkeypatch.setattr("schemaguard.lake.scan.READ_SECONDS", 0.5)
+    result = scan(replace(discover(str(tmp_path)), filesystem=pafs.LocalFileSystem()))
+    assert len(result.footers) == 40
     assert [(u.rel, u.reason.split(":")[0]) for u in result.unreadable] == [
         ("dt=2024-01-03/p9999-hang.parquet", "timed out")]
 

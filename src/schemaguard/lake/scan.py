@@ -6,10 +6,10 @@ happens in a worker, even on a small table, because one file can end the process
 crash in native code; pyarrow's C++ aborted on a plaintext footer over encrypted columns before
 footers were decoded here): a range whose worker dies is split in two and read again in fresh
 workers until the file that kills its reader is alone, and that file becomes an unreadable file;
-any Python exception reading one file does too. On object
-stores reading is latency-bound (§5.4), so the remote engine runs many threads in one process. On
-a cluster, `scan_on_spark` runs the same chunks as the tasks of one Spark job, like Spark's own
-footer merge (§2.2).
+any Python exception reading one file does too. On object stores reading is latency-bound
+(§5.4), so the remote engine runs many threads in one process. On a cluster, `scan_on_spark` runs
+the same chunks as the tasks of one Spark job, like Spark's own footer merge (§2.2). Every engine
+gives each file's read READ_SECONDS: a read that takes longer is that file's finding.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import faulthandler
 import gc
 import multiprocessing
 import os
+import queue
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -55,9 +58,7 @@ class ScanResult:
 def scan(listing: Listing, progress: Progress | None = None, workers: int | None = None) -> ScanResult:
     files = listing.files
     if not listing.is_local:
-        chunks = list(_chunks(files, 16))
-        with ThreadPoolExecutor(REMOTE_THREADS) as pool:
-            return _collect(pool, chunks, listing.filesystem, progress)
+        return _split([_read_remote(files, listing.filesystem, progress)])
     if not files:
         return ScanResult((), ())
     n_workers = workers or len(os.sched_getaffinity(0))  # the cores this process may use
@@ -150,22 +151,35 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 def _read_inherited(lo: int, hi: int) -> list[Packed | Unreadable]:
-    """A range of the listing, each file's read under a time limit: a read that blocks (a stalled
-    mount) or never ends is interrupted by SIGALRM in this worker and becomes that file's finding.
-    Footers go back packed (`formats.parquet.Packed`): the parent unpickles every one alone."""
-    signal.signal(signal.SIGALRM, _alarm)
-    out: list[Packed | Unreadable] = []
-    for f in _INHERITED[lo:hi]:
-        signal.setitimer(signal.ITIMER_REAL, READ_SECONDS)
-        try:
-            read = _read_one(f, None)
-        except _Timeout:
-            read = Unreadable(f.rel, f"timed out: no footer after {READ_SECONDS:g} s (a stalled "
-                                     "mount, or a read that does not end)")
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        out.append(read if isinstance(read, Unreadable) else pack(read))
+    """A range of the listing, read as `_read_timed` does. Footers go back packed
+    (`formats.parquet.Packed`): the parent unpickles every one alone."""
+    return [r if isinstance(r, Unreadable) else pack(r) for r in _read_timed(_INHERITED[lo:hi], None)]
+
+
+def _read_timed(files: Sequence[DataFile],
+                filesystem: pafs.FileSystem | None) -> list[FileFooter | Unreadable]:
+    """Each file's read under a time limit: a read that blocks (a stalled mount) or never ends is
+    interrupted by SIGALRM and becomes that file's finding. For a process's main thread: a local
+    worker, a Spark task's Python worker."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    out: list[FileFooter | Unreadable] = []
+    try:
+        for f in files:
+            signal.setitimer(signal.ITIMER_REAL, READ_SECONDS)
+            try:
+                out.append(_read_one(f, filesystem))
+            except _Timeout:
+                out.append(_timed_out(f))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
     return out
+
+
+def _timed_out(f: DataFile) -> Unreadable:
+    return Unreadable(f.rel, f"timed out: no footer after {READ_SECONDS:g} s (a stalled mount or store, "
+                             "or a read that does not end)")
 
 
 def _unpacked(lo: int, results: list[Packed | Unreadable]) -> list[FileFooter | Unreadable]:
@@ -192,17 +206,7 @@ def scan_on_spark(listing: Listing, spark: SparkSession) -> ScanResult:
         return ScanResult((), ())
     filesystem = listing.filesystem
     rdd = spark.sparkContext.parallelize(chunks, len(chunks))
-    return _split(rdd.map(lambda chunk: _read_chunk(chunk, filesystem)).collect())
-
-
-def _collect(
-    pool: Executor,
-    chunks: list[Sequence[DataFile]],
-    filesystem: pafs.FileSystem | None,
-    progress: Progress | None,
-) -> ScanResult:
-    futures = [pool.submit(_read_chunk, c, filesystem) for c in chunks]
-    return _split([_done(f, len(c), progress) for f, c in zip(futures, chunks, strict=True)])
+    return _split(rdd.map(lambda chunk: _read_timed(chunk, filesystem)).collect())
 
 
 def _chunks(files: Sequence[DataFile], size: int) -> Iterator[Sequence[DataFile]]:
@@ -210,10 +214,48 @@ def _chunks(files: Sequence[DataFile], size: int) -> Iterator[Sequence[DataFile]
         yield files[i:i + size]
 
 
-def _read_chunk(
-    files: Sequence[DataFile], filesystem: pafs.FileSystem | None
-) -> list[FileFooter | Unreadable]:
-    return [_read_one(f, filesystem) for f in files]
+def _read_remote(files: Sequence[DataFile], filesystem: pafs.FileSystem | None,
+                 progress: Progress | None) -> list[FileFooter | Unreadable]:
+    """Footers from an object store, REMOTE_THREADS reads at a time (latency-bound, §5.4), in the
+    listing's order. A thread cannot be interrupted, so a read past READ_SECONDS is that file's
+    finding, its daemon thread is left to end alone (it never holds the process open) and a new
+    thread takes its place."""
+    pending: queue.SimpleQueue[int] = queue.SimpleQueue()
+    finished: queue.SimpleQueue[tuple[int, FileFooter | Unreadable]] = queue.SimpleQueue()
+    for i in range(len(files)):
+        pending.put(i)
+    started: dict[int, float] = {}  # reads under way, by listing index: when they started
+
+    def worker() -> None:
+        while True:
+            try:
+                i = pending.get_nowait()
+            except queue.Empty:
+                return
+            started[i] = time.monotonic()
+            finished.put((i, _read_one(files[i], filesystem)))
+
+    def start_thread() -> None:
+        threading.Thread(target=worker, name="schemaguard-footer", daemon=True).start()
+
+    results: dict[int, FileFooter | Unreadable] = {}
+    for _ in range(min(REMOTE_THREADS, len(files))):
+        start_thread()
+    while len(results) < len(files):
+        try:
+            i, read = finished.get(timeout=1.0)
+        except queue.Empty:
+            now = time.monotonic()
+            for i, at in list(started.items()):
+                if i not in results and now - at > READ_SECONDS:
+                    results[i] = _timed_out(files[i])
+                    start_thread()
+                    if progress:
+                        progress(1)
+            continue
+        if results.setdefault(i, read) is read and progress:
+            progress(1)
+    return [results[i] for i in range(len(files))]
 
 
 def _read_one(f: DataFile, filesystem: pafs.FileSystem | None) -> FileFooter | Unreadable:
