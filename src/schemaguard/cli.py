@@ -18,7 +18,7 @@ import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
 from schemaguard.base import Options
-from schemaguard.errors import UsageError, first_line
+from schemaguard.errors import TOO_DEEP, UsageError, first_line, require_regular
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
@@ -428,6 +428,7 @@ def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[st
     if table is not None:
         return _table_values(table)
     if file is not None:
+        require_regular(file, f"--allowed-file {file}")
         try:
             lines = file.read_text(encoding="utf-8").splitlines()
             return tuple(line.strip() for line in lines if line.strip())
@@ -734,6 +735,8 @@ def main() -> None:
         fail(f"{command}: {e.format_message() or 'no command given'} (see '{command} --help')")
     except (UsageError, OSError) as e:
         fail(str(e))
+    except RecursionError:  # a structure parsed whole, then walked: too deep for any reader
+        fail(f"an input {TOO_DEEP}")
     except typer.Abort:
         sys.exit(130)  # interrupted (Ctrl-C), as a shell reports it
     sys.exit(code if isinstance(code, int) else 0)

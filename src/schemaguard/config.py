@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
+from urllib.parse import unquote, urlsplit
 
 from schemaguard.base import Options
 from schemaguard.checks.finding import FailLevel, Waiver
-from schemaguard.errors import UsageError
+from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.notation import parse_primitive
 from schemaguard.model import Identity
 from schemaguard.plan.planner import Durations
@@ -30,6 +31,8 @@ REPORT_DIR = Path(".schemaguard/reports")  # under the working directory unless 
 # A catalog, database or table name part: what Spark accepts unquoted. Names are validated here and
 # still quoted wherever they reach SQL.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+WAREHOUSE_KEY = "spark.sql.warehouse.dir"
 
 
 class ConfigError(UsageError):
@@ -93,6 +96,7 @@ _SECTIONS = {"audit": dict, "options": dict, "catalog": dict, "spark": dict, "ta
 
 
 def _read_toml(source: Path) -> dict[str, Any]:
+    require_regular(source, str(source))
     try:
         return tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -135,8 +139,13 @@ def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:
     if duplicate := next((n for n in names if names.count(n) > 1), None):
         raise ConfigError(f"{where} [[tables]]: two tables are named {duplicate!r}; names key the findings")
     formats = tuple(_one_of(f, FORMATS, f"{where} [audit] formats") for f in audit.get("formats", FORMATS))
-    report_dir = Path(_resolve(audit["report_dir"], home)) if "report_dir" in audit else REPORT_DIR
+    report_dir = _report_dir(audit["report_dir"], home, f"{where} [audit] report_dir") \
+        if "report_dir" in audit else REPORT_DIR
     _outside_tables(report_dir, tables, f"{where} [audit] report_dir")
+    spark = _spark(raw.get("spark", {}), f"{where} [spark]")
+    if WAREHOUSE_KEY in spark:  # the catalog's report tables land there
+        _outside_tables(_report_dir(spark[WAREHOUSE_KEY], home, f"{where} [spark] {WAREHOUSE_KEY}"), tables,
+                        f"{where} [spark] {WAREHOUSE_KEY}")
     return AuditConfig(
         source=source,
         tables=tables,
@@ -146,7 +155,7 @@ def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:
         report_dir=report_dir,
         formats=formats,
         catalog=_catalog(raw.get("catalog", {}), f"{where} [catalog]"),
-        spark=_spark(raw.get("spark", {}), f"{where} [spark]"),
+        spark=spark,
         waivers=tuple(_waiver(w, f"{where} [[waivers]] #{i + 1}")
                       for i, w in enumerate(_list_of_tables(raw.get("waivers", []), f"{where} [[waivers]]",
                                                             empty_ok=True))),
@@ -221,6 +230,8 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
     iceberg = t.get("iceberg_catalog") or ("default" if "iceberg_catalog_uri" in t else None)
     if iceberg is not None and catalog_table is None:
         raise ConfigError(f"{where}: iceberg_catalog and iceberg_catalog_uri go with catalog_table")
+    if path is not None and not path.strip():
+        raise ConfigError(f"{where}: path must not be empty")
     name = t.get("name") or catalog_table or Path(str(path)).name
     if ":" in name:
         raise ConfigError(f"{where} name: {name!r} may not contain ':' (it separates finding key parts)")
@@ -280,18 +291,46 @@ def _proofs(t: dict[str, Any], where: str) -> tuple[Proof, ...]:
     return tuple(out)
 
 
+def _report_dir(value: str, home: Path, where: str) -> Path:
+    """A local folder to write into: a `file:` URI is taken as its path, any other URI refused, a
+    relative path taken from the configuration file's folder; an existing file is refused now,
+    before any work."""
+    local = _local_path(value)
+    if local is None:
+        raise ConfigError(f"{where}: {value!r} is not a local folder (reports are written to local disk)")
+    if not local:
+        raise ConfigError(f"{where}: must not be empty")
+    folder = Path(_resolve(local, home))
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{where}: {folder} exists and is not a folder")
+    return folder
+
+
+def _local_path(value: str) -> str | None:
+    """A local path as given, or the path of a `file:` URI (`file:///x`, `file://localhost/x`,
+    `file:/x`); None for any other URI."""
+    if value[:5].lower() != "file:":
+        return None if "://" in value else value
+    parts = urlsplit(value)
+    if parts.netloc not in ("", "localhost"):
+        return None
+    return unquote(parts.path)
+
+
 def _outside_tables(report_dir: Path, tables: tuple[TableConfig, ...], where: str) -> None:
-    """The guard never writes into a table it audits: reports may not land inside one."""
+    """The guard never writes into a table it audits: reports may not land inside one, however
+    either path is spelled (relative, through links, `..`, a `file:` URI)."""
     folder = report_dir.resolve()
     for t in tables:
-        if t.path is not None and "://" not in t.path and folder.is_relative_to(Path(t.path).resolve()):
+        table = _local_path(t.path) if t.path is not None else None
+        if table and folder.is_relative_to(Path(table).resolve()):
             raise ConfigError(f"{where}: {report_dir} lies inside the audited table {t.name} ({t.path}); "
                               "the guard never writes into a table it audits")
 
 
 def _resolve(path: str, home: Path) -> str:
     """A URI stays as it is; a relative local path is taken from the configuration file's folder."""
-    if "://" in path or Path(path).is_absolute():
+    if "://" in path or path[:5].lower() == "file:" or Path(path).is_absolute():
         return path
     return str((home / path).resolve())
 
@@ -335,11 +374,14 @@ def _waiver(w: dict[str, Any], where: str) -> Waiver:
 
 
 def _date(value: Any, where: str) -> date:
+    """A TOML date, or a string YYYY-MM-DD (not a number: 20240101 reads as a date to Python)."""
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):
         return value
-    try:
-        return date.fromisoformat(str(value))
-    except ValueError:
-        raise ConfigError(f"{where}: {value!r} is not a date (YYYY-MM-DD)") from None
+    if isinstance(value, str) and _DATE.fullmatch(value.strip()):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ConfigError(f"{where}: {value!r} is not a date (YYYY-MM-DD)")

@@ -4,6 +4,13 @@ Every stage raises a subclass of `UsageError` for bad input (a missing table, an
 file, a bad configuration key), so `cli.main` catches one class without importing the stages.
 """
 
+from __future__ import annotations
+
+import os
+import stat
+
+TOO_DEEP = "nests deeper than any schema or log does (beyond Python's recursion limit)"
+
 
 class UsageError(Exception):
     """Bad input or usage: the message is one line naming the place and the problem."""
@@ -15,3 +22,15 @@ def first_line(e: BaseException) -> str:
     text = f"missing key {e}" if isinstance(e, KeyError) else str(e).strip() or type(e).__name__
     line = text.splitlines()[0][:300]
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
+
+
+def require_regular(path: str | os.PathLike[str], shown: str) -> None:
+    """Refuse a FIFO, socket or device given where a file is read: opening a FIFO blocks until a
+    writer comes, and a device may never end. A path that does not exist is left to the caller's
+    own open, which names it."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise UsageError(f"{shown}: not a regular file (a FIFO, socket or device); give a file")

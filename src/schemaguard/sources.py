@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pyarrow import fs as pafs
 
-from schemaguard.errors import first_line
+from schemaguard.errors import TOO_DEEP, first_line
 from schemaguard.formats.avro import schema_from_avro_notation, schema_from_avsc
 from schemaguard.formats.avro_schema import NAMED_KINDS, PRIMITIVE_KINDS
 from schemaguard.formats.delta import delta_schemas
@@ -80,6 +80,8 @@ def _load_file(filesystem: pafs.FileSystem, info: pafs.FileInfo, source: str) ->
         doc = json.loads(read_bytes(filesystem, info.path, source).decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SchemaLoadError(f"{source}: not JSON and not Parquet ({first_line(e)})") from None
+    except RecursionError:
+        raise SchemaLoadError(f"{source}: {TOO_DEEP}") from None
     kind = _json_kind(doc)
     if kind is None:
         raise SchemaLoadError(

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from schemaguard.errors import first_line
+from schemaguard.errors import TOO_DEEP, first_line
 from schemaguard.formats.io import SchemaLoadError, inside, read_bytes
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.model import DataType, Field, Schema, SchemaTransform, make_metadata, transform
@@ -32,9 +32,12 @@ MAPPING_PHYSICAL_KEY = "delta.columnMapping.physicalName"
 # Field metadata Delta keeps for itself (column mapping, type widening's record of changes): a
 # change of these is no change of the schema its readers see. A field id is a column-mapping id.
 BOOKKEEPING = frozenset({MAPPING_PHYSICAL_KEY, MAPPING_ID_KEY, "delta.typeChanges", "field id"})
-_COMMIT = re.compile(r"(\d{20})\.json")
+# Any number of digits, as Delta's FileNames matches them (writers pad to 20); a version must fit
+# the Long Delta numbers it with.
+_COMMIT = re.compile(r"(\d+)\.json")
+MAX_VERSION = 2**63 - 1
 # Classic (`n.checkpoint.parquet`), multi-part (`n.checkpoint.i.k.parquet`) and V2 (`n.checkpoint.uuid.json`).
-_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
+_CHECKPOINT = re.compile(r"(\d+)\.checkpoint(?:\.[\w-]+)*\.(?:json|parquet)")
 _CHECKPOINT_PART = re.compile(r"\d{20}\.checkpoint\.(\d{10})\.(\d{10})\.parquet")  # part i of k
 
 
@@ -135,9 +138,9 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     checkpoints: dict[int, list[str]] = {}
     for entry in entries:
         if m := _COMMIT.fullmatch(entry.base_name):
-            commits[int(m[1])] = entry
+            commits[_version(m[1], entry.base_name, shown)] = entry
         elif m := _CHECKPOINT.fullmatch(entry.base_name):
-            checkpoints.setdefault(int(m[1]), []).append(entry.path)
+            checkpoints.setdefault(_version(m[1], entry.base_name, shown), []).append(entry.path)
     whole = {v: _whole_checkpoint(paths) for v, paths in checkpoints.items()}
     partial = sorted(v for v, paths in whole.items() if not paths)
     checkpoints = {v: paths for v, paths in whole.items() if paths}
@@ -183,6 +186,15 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     return DeltaLog(target, read[target].timestamp if target in read else None,
                     tuple(_file(*files[p]) for p in sorted(files)), tuple(schemas), protocol,
                     _configuration(metas[-1][2]), () if start is None else (cut,))
+
+
+def _version(digits: str, name: str, shown: str) -> int:
+    """A log file's version; one Delta cannot number (beyond a Long, where its reader fails with a
+    NumberFormatException) is bad input."""
+    if len(digits) > 19 and int(digits) > MAX_VERSION:
+        raise SchemaLoadError(f"{inside(shown, name)}: version {digits} is beyond what Delta numbers "
+                              f"(at most {MAX_VERSION})")
+    return int(digits)
 
 
 def _configuration(meta: dict[str, Any]) -> dict[str, str]:
@@ -247,8 +259,9 @@ def _replay_plan(commits: set[int], checkpoints: set[int], shown: str,
         if all(v in commits for v in rest):
             return (start if start >= 0 else None), list(rest)
     oldest = min(commits | checkpoints)
-    gaps = [v for v in range(oldest + 1, latest + 1) if v not in commits]
-    problem = f"commit {gaps[0]} is missing" if gaps else f"the log starts at version {oldest}"
+    # The first gap lies within len(commits) of the oldest version, however far the latest jumps.
+    gap = next((v for v in range(oldest + 1, latest + 1) if v not in commits), None)
+    problem = f"commit {gap} is missing" if gap is not None else f"the log starts at version {oldest}"
     raise SchemaLoadError(f"{shown}: {problem} and no checkpoint lets it be replayed{_lacking(partial)}")
 
 
@@ -290,6 +303,8 @@ def _json_actions(data: bytes, shown: str) -> list[dict[str, Any]]:
         every = json.loads(f"[{','.join(lines)}]")
     except json.JSONDecodeError:
         every = None
+    except RecursionError:
+        raise SchemaLoadError(f"{shown}: {TOO_DEEP}") from None
     if every is not None and len(every) == len(lines):
         return [a for a in every if isinstance(a, dict)]
     out = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-from schemaguard.errors import UsageError, first_line
+from schemaguard.errors import UsageError, first_line, require_regular
 
 
 class SchemaLoadError(UsageError):
@@ -26,6 +26,8 @@ def file_info(filesystem: pafs.FileSystem, path: str, shown: str) -> pafs.FileIn
 
 def read_bytes(filesystem: pafs.FileSystem, path: str, shown: str, limit: int | None = None) -> bytes:
     """The file's bytes; only the first `limit` of them when a limit is given."""
+    if isinstance(filesystem, pafs.LocalFileSystem):
+        require_regular(path, shown)
     try:
         with filesystem.open_input_file(path) as f:
             return bytes(f.read_at(min(limit, f.size()), 0) if limit is not None else f.read())

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from schemaguard.errors import UsageError
+from schemaguard.errors import TOO_DEEP, UsageError, require_regular
 from schemaguard.model import (
     TIME_UNITS,
     BinaryType,
@@ -391,8 +391,11 @@ def loads(text: str) -> Schema:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise NotationError(f"not JSON: {e}") from e
+    except RecursionError:
+        raise NotationError(TOO_DEEP) from None
     return schema_from_notation(doc)
 
 
 def load(path: Path) -> Schema:
+    require_regular(path, str(path))
     return loads(path.read_text(encoding="utf-8"))

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from schemaguard.errors import TOO_DEEP
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     BinaryType,
@@ -100,11 +101,14 @@ def _field(doc: Any, parent: str) -> Field:
     path = f"{parent}.{name}" if parent else name
     meta = dict(doc.get("metadata") or {})
     fid = meta.pop(FIELD_ID_KEY, None)
+    if fid is not None and (type(fid) is not int or not -2**31 <= fid < 2**31):
+        raise SparkSchemaError(f"{path}: {FIELD_ID_KEY} must be a whole number that fits a Parquet field id "
+                               f"(32 bits), not {fid!r}")
     return Field(
         name=name,
         type=spark_type_to_model(doc["type"], path),
         nullable=bool(doc.get("nullable", True)),
-        id=int(fid) if fid is not None else None,
+        id=fid,
         metadata=tuple(sorted(
             (k, v if isinstance(v, str) else canonical_json(v)) for k, v in meta.items()
         )),
@@ -116,6 +120,8 @@ def schema_from_spark_json(text: str) -> Schema:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise SparkSchemaError(f"not JSON: {e}") from e
+    except RecursionError:
+        raise SparkSchemaError(TOO_DEEP) from None
     if not isinstance(doc, dict) or doc.get("type") != "struct":
         raise SparkSchemaError('Spark schema JSON is {"type": "struct", "fields": [...]}')
     t = spark_type_to_model(doc, "")

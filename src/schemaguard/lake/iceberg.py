@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from schemaguard.errors import UsageError, first_line
+from schemaguard.errors import UsageError, first_line, require_regular
 from schemaguard.formats.iceberg import NAME_MAPPING_KEY, iceberg_schema, name_mapping
 from schemaguard.formats.io import SchemaLoadError
 from schemaguard.formats.parquet import FileFooter
@@ -125,13 +125,14 @@ def _hinted(hint: DataFile, listing: Listing) -> str | None:
     """The file a version hint names (a number, or a file name), None when it cannot be read."""
     try:
         if listing.filesystem is None:
+            require_regular(hint.path, hint.path)
             with open(hint.path, "rb") as f:
                 raw = f.read(256)
         else:
             with listing.filesystem.open_input_stream(hint.path) as s:
                 raw = s.read(256)
         text = raw.decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, UsageError):  # no usable hint: the newest metadata file
         return None
     if text.endswith(METADATA_SUFFIX):
         return text

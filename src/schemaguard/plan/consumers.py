@@ -32,7 +32,7 @@ from typing import Literal
 import sqlglot
 from sqlglot import Token, TokenType, exp
 
-from schemaguard.errors import UsageError
+from schemaguard.errors import UsageError, require_regular
 from schemaguard.model import Schema
 from schemaguard.plan.usage import (
     LoggedQuery,
@@ -68,6 +68,7 @@ def sql_files(directory: Path) -> Iterator[LoggedQuery]:
     if not directory.is_dir():
         raise UsageError(f"--sql {directory}: not a directory of .sql files")
     for path in sorted(directory.rglob("*.sql")):
+        require_regular(path, f"--sql {path}")
         try:
             text = path.read_text(encoding="utf-8-sig", errors="replace")
         except OSError as e:

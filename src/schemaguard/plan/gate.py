@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schemaguard.errors import UsageError
+from schemaguard.errors import UsageError, require_regular
 from schemaguard.plan.planner import DATA_PROOFS, STEP_ORDER
 from schemaguard.proofs import Verdict, overall
 
@@ -29,6 +29,7 @@ class StepGate:
 def step_gate(plan_file: Path, step: str) -> StepGate:
     """The gate of `step` in the plan written to `plan_file` (`schemaguard plan --format json`)."""
     try:
+        require_regular(plan_file, str(plan_file))
         doc: Any = json.loads(plan_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UsageError(f"--plan {plan_file}: not a plan written by `schemaguard plan --format json` ({e})"

@@ -46,7 +46,7 @@ from sqlglot import TokenType, exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from schemaguard.errors import UsageError
+from schemaguard.errors import UsageError, require_regular
 from schemaguard.model import Schema
 
 TIME_KEYS = ("timestamp", "ts", "time", "event_time", "start_time")
@@ -161,6 +161,7 @@ def _open_text(path: Path) -> TextIO:
     if suffix in (".lz4", ".lzf", ".snappy"):
         raise UsageError(f"--query-log {path}: compressed with {suffix[1:]}; set spark.eventLog.compression."
                          "codec=zstd (Spark's default) or read it uncompressed")
+    require_regular(path, f"--query-log {path}")
     try:
         if suffix in (".zstd", ".zst"):
             import pyarrow as pa  # here: only compressed event logs need it

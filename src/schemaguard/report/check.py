@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from schemaguard.proofs import EXIT_CODES, ProofResult, Verdict, overall
 from schemaguard.proofs.run import Scope
@@ -69,7 +70,7 @@ def check_text(report: CheckReport) -> None:
         where = r.where() or ", ".join(r.files[:2]) or (f"{len(r.files_absent)} file(s) without it"
                                                     if r.files_absent else "-")
         column = proof_json(r)["column"]
-        table.add_row(r.proof.kind, column, f"[{colour[r.verdict]}]{r.verdict}[/]", r.decided_by,
+        table.add_row(r.proof.kind, column, Text(r.verdict, style=colour[r.verdict]), r.decided_by,
                       f"{r.count:,}", where, f"{r.rows_read:,} rows" if r.rows_read else "no data")
     out.print(table)
     for r in report.results:

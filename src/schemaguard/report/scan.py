@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from schemaguard.checks.finding import Finding, finding_doc
 from schemaguard.checks.summary import TableSummary
@@ -28,8 +29,8 @@ def progress(total: int, enabled: bool, label: str = "") -> Iterator[Callable[[i
         yield None
         return
     title = f"reading footers{' of ' + label if label else ''}"
-    columns = (TextColumn(title), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    columns = (TextColumn(title, markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=terminal(stderr=True), transient=True) as bar:
         task = bar.add_task("footers", total=total)
         yield lambda n: bar.advance(task, n)
 
@@ -122,8 +123,9 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
         kind = f" (Delta table, snapshot v{table.delta.version})"
     elif table.iceberg is not None:
         kind = f" (Iceberg table, snapshot {table.iceberg.snapshot_id})"
-    out.print(f"[bold]{summary.name}[/]{kind}  {counts.files} data files, {counts.rows:,} rows, "
-              f"{counts.versions} schema version(s), oldest first by {table.history.ordered_by}")
+    out.print(Text.assemble((summary.name, "bold"),
+                            f"{kind}  {counts.files} data files, {counts.rows:,} rows, {counts.versions} "
+                            f"schema version(s), oldest first by {table.history.ordered_by}"))
     if summary.log_versions:
         out.print(_log_table(summary))
     if counts.unreferenced:
@@ -153,8 +155,9 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
     for f in findings:
         if f.code != "UNREADABLE_FILE":  # those are in the table above
             where = f" in v{', v'.join(map(str, f.versions))}" if f.versions else ""
-            out.print(f"[{colour[f.severity]}]{f.severity.upper()} {f.code}[/] {f.message} "
-                      f"({f.count} file(s){where}, e.g. {f.files[0]})", soft_wrap=True)
+            out.print(Text.assemble((f"{f.severity.upper()} {f.code}", colour[f.severity]),
+                                    f" {f.message} ({f.count} file(s){where}, e.g. {f.files[0]})"),
+                      soft_wrap=True)
     if table.listing.ignored:
         why = Counter(i.why for i in table.listing.ignored)
         out.print("Ignored (not data to Spark): " + "; ".join(f"{n} x {w}" for w, n in why.items()))
