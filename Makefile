@@ -17,6 +17,9 @@ CONF          ?= conf/schemaguard.toml
 # Headless Chromium from Debian's packages renders the HTML report in the tests.
 CHROMIUM      := /usr/bin/chromium
 SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Tests and bench only: moto's S3 server, in an environment of its own (moto pins python-dateutil
+# below 3, which the project's environment is past); the tests start it on loopback.
+MOTO          := .venv-moto/bin/moto_server
 
 .PHONY: setup run test test-fast mutants oracle-tables oracle lint bench clean
 
@@ -46,7 +49,11 @@ run: setup
 	@test -d $(DEMO_DIR)/orders_iceberg || { rm -rf $(DEMO_DIR)/orders $(DEMO_DIR)/orders_delta && $(VENV)/bin/schemaguard demo $(DEMO_DIR); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
 
-test: setup $(CHROMIUM) $(ICEBERG_JAR)
+$(MOTO):
+	$(PYTHON) -m venv .venv-moto
+	.venv-moto/bin/python -m pip install --quiet "moto[server]==5.2.5"
+
+test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
@@ -57,7 +64,7 @@ test: setup $(CHROMIUM) $(ICEBERG_JAR)
 # loudly here instead of slowly. SPARK_CONF_DIR points there too: no spark-env.sh to set JAVA_HOME.
 NO_JVM := $(CURDIR)/tests/no-jvm
 
-test-fast: setup
+test-fast: setup $(MOTO)
 	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow"
 
 # The engines' truth tables (tests/truth_tables.py) written anew under tests/truth/ with real Spark
@@ -74,8 +81,8 @@ oracle: setup $(ICEBERG_JAR)
 mutants: setup
 	$(PY) -m tests.mutants
 
-bench: setup
+bench: setup $(MOTO)
 	$(PY) bench/footer_scan.py
 
 clean:
-	rm -rf $(VENV) $(JARS_DIR) .demo .bench .warehouse .schemaguard
+	rm -rf $(VENV) .venv-moto $(JARS_DIR) .demo .bench .warehouse .schemaguard

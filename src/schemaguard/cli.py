@@ -121,7 +121,7 @@ def scan(
                       _instant(timestamp) if timestamp is not None else None, include_unreferenced)
     table = _read_table(path, output, spark=engine == Engine.spark, how=how,
                         catalog=_catalog_ref(catalog, catalog_uri))
-    summary, found = summarize(path, table), run_checks(table)
+    summary, found = summarize(table.location, table), run_checks(table)
     if output == OutputFormat.json:
         _print_json(scan_report.scan_json(summary, found, max_files))
     else:

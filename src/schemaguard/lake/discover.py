@@ -17,8 +17,8 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from schemaguard.errors import UsageError, first_line
 
@@ -70,10 +70,61 @@ def resolve(location: str) -> tuple[pafs.FileSystem, str, bool]:
     if "://" not in location:
         return pafs.LocalFileSystem(), _absolute(location), True
     try:
-        filesystem, path = pafs.FileSystem.from_uri(location)
+        if location.split("://", 1)[0].lower() in S3_SCHEMES:
+            filesystem, path = _s3(location)
+        else:
+            filesystem, path = pafs.FileSystem.from_uri(location)
     except (pa.ArrowException, OSError, ValueError) as e:
-        raise DiscoveryError(f"cannot open {location}: {first_line(e)}") from None
+        raise DiscoveryError(f"cannot open {redacted(location)}: {first_line(e)}") from None
     return filesystem, path.rstrip("/"), isinstance(filesystem, pafs.LocalFileSystem)
+
+
+S3_SCHEMES = ("s3", "s3a", "s3n")  # Hadoop's spellings name the same store
+S3_ATTEMPTS = 10  # per request: throttling (503 SlowDown) and dropped connections, with backoff
+S3_CONNECT_SECONDS, S3_REQUEST_SECONDS = 10.0, 60.0
+
+
+def _s3(location: str) -> tuple[pafs.FileSystem, str]:
+    """pyarrow's S3 filesystem for an `s3://` (or `s3a://`, `s3n://`) URI, retrying each request
+    with the AWS SDK's standard backoff. Credentials and endpoint come from where the AWS SDK looks
+    (`AWS_ACCESS_KEY_ID`..., `AWS_ENDPOINT_URL`, profiles, instance roles), or from the URI's
+    `region`, `endpoint_override` and `scheme` parameters and `key:secret@` part, as pyarrow's
+    own URIs take them."""
+    from pyarrow import fs as pafs
+
+    parts = urlsplit(location)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    unknown = set(query) - {"region", "endpoint_override", "scheme"}
+    if unknown:
+        raise ValueError(f"unknown S3 URI parameter(s): {', '.join(sorted(unknown))}")
+    options: dict[str, Any] = {k: v for k, v in query.items()}
+    if parts.username is not None:
+        options.update(access_key=unquote(parts.username), secret_key=unquote(parts.password or ""))
+    bucket = parts.hostname or ""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint and "endpoint_override" not in options:  # an S3-compatible store (MinIO, Ceph...)
+        scheme, _, host = endpoint.rpartition("://")
+        options.setdefault("scheme", scheme or "https")
+        options["endpoint_override"] = host.rstrip("/")
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if "region" not in options:
+        if region or "endpoint_override" in options:
+            options["region"] = region or "us-east-1"
+        else:  # AWS itself: the bucket's region, as pyarrow's own URIs find it
+            options["region"] = pafs.resolve_s3_region(bucket)
+    filesystem = pafs.S3FileSystem(
+        retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=S3_ATTEMPTS),
+        connect_timeout=S3_CONNECT_SECONDS, request_timeout=S3_REQUEST_SECONDS, **options)
+    return filesystem, f"{bucket}{unquote(parts.path)}"
+
+
+def redacted(location: str) -> str:
+    """A location as it may be shown: a URI's `user:secret@` part removed (credentials never reach
+    a message, a report or the catalog)."""
+    if "://" not in location or "@" not in location.split("://", 1)[1].split("/", 1)[0]:
+        return location
+    scheme, rest = location.split("://", 1)
+    return f"{scheme}://{rest.split('@', 1)[1]}"
 
 
 def skip_reason(name: str) -> str | None:
@@ -132,7 +183,7 @@ def discover(location: str) -> Listing:
     try:
         info = filesystem.get_file_info(root)
         if info.type == pafs.FileType.NotFound:
-            raise DiscoveryError(f"no such table path: {location}")
+            raise DiscoveryError(f"no such table path: {redacted(location)}")
         if info.type == pafs.FileType.File:  # a single file is a table of one file
             one = DataFile(root, info.base_name, info.size or 0, _mtime(info.mtime_ns), ())
             return Listing(root, filesystem, (one,), (), (), ())
@@ -140,9 +191,9 @@ def discover(location: str) -> Listing:
         entries = [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
                    for i in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))]
     except UnicodeDecodeError:  # pyarrow decodes a name when asked for it
-        raise DiscoveryError(f"cannot list {location}: a name in it is not valid UTF-8") from None
+        raise DiscoveryError(f"cannot list {redacted(location)}: a name in it is not valid UTF-8") from None
     except (pa.ArrowException, OSError) as e:
-        raise DiscoveryError(f"cannot list {location}: {first_line(e)}") from None
+        raise DiscoveryError(f"cannot list {redacted(location)}: {first_line(e)}") from None
     return _classify(root, filesystem, entries)
 
 

@@ -22,7 +22,7 @@ from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
-from schemaguard.lake.discover import DataFile, Listing, discover, spark_order_key
+from schemaguard.lake.discover import DataFile, Listing, discover, redacted, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, build_history
 from schemaguard.lake.iceberg import (
     METADATA_SUFFIX,
@@ -66,7 +66,7 @@ SUMMARY_FILES = ("_metadata", "_common_metadata")  # the order mergeSchema merge
 class TableRead:
     """Everything read from one table location, before any rule looks at it."""
 
-    location: str  # as the user gave it
+    location: str  # as the user gave it, a URI's credentials removed (discover.redacted)
     listing: Listing
     scan: ScanResult
     history: History
@@ -110,7 +110,7 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
                  spark: SparkSession | None = None, location: str | None = None,
                  workers: int | None = None, how: ReadOptions = ReadOptions()) -> TableRead:
     """`read` of a table already listed (the audit lists every table before reading any)."""
-    shown = location or listing.root
+    shown = redacted(location) if location else listing.root
     kind = table_format(listing, how, shown)
     if kind == "parquet":
         if how.version is not None or how.timestamp is not None:
