@@ -196,3 +196,9 @@ def test_a_rerun_exchanges_the_folder_whole(tmp_path: Path) -> None:
     _swap_into_place(staging, target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
     assert [(p.name, p.read_text()) for p in target.iterdir()] == [("report.json", "new")]
+
+
+def test_an_error_naming_a_path_with_a_line_break_or_escape_is_still_one_line(tmp_path: Path) -> None:
+    done = run("scan", str(tmp_path / "no\nsuch\x1b[2Jtable"))
+    assert_usage_error(done, "no\\x0asuch\\x1b[2Jtable")
+    assert done.stderr.count("\n") == 1 and "\x1b" not in done.stderr

@@ -18,7 +18,7 @@ import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
 from schemaguard.base import Options
-from schemaguard.errors import TOO_DEEP, UsageError, first_line, require_regular
+from schemaguard.errors import TOO_DEEP, UsageError, first_line, one_line, require_regular
 from schemaguard.model import Identity, Schema
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
@@ -87,7 +87,7 @@ R = TypeVar("R")
 
 
 def fail(message: str) -> NoReturn:
-    typer.echo(f"schemaguard: error: {message}", err=True)
+    typer.echo(f"schemaguard: error: {one_line(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 

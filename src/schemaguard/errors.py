@@ -20,8 +20,13 @@ def first_line(e: BaseException) -> str:
     """An error as one printable line: its first line, at most 300 characters, control characters
     (corrupt footers put raw bytes into messages) shown as \\xNN; a KeyError names the key."""
     text = f"missing key {e}" if isinstance(e, KeyError) else str(e).strip() or type(e).__name__
-    line = text.splitlines()[0][:300]
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
+    return one_line(text.splitlines()[0][:300])
+
+
+def one_line(text: str) -> str:
+    """`text` as one printable line: line breaks and other control characters (a name may hold
+    any) shown as \\xNN, so an error never spans lines or acts on the terminal."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def require_regular(path: str | os.PathLike[str], shown: str) -> None:
