@@ -247,3 +247,22 @@ def test_scan_import_time_names_no_spark_module(lake: Path) -> None:
                 if line.startswith("import time:")}
     assert "schemaguard.lake.scan" in imported  # the probe really ran the scan
     assert not {m for m in imported if m.split(".")[0] in ("pyspark", "great_expectations")}
+
+
+def test_help_and_a_bad_option_load_no_rule_or_model_module() -> None:
+    """Start-up counts: the command line's names come from schemaguard.names."""
+    probe = ("import sys; from schemaguard.cli import main; sys.argv = ['schemaguard', '--help']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('schemaguard.rules', 'schemaguard.base', "
+             "'schemaguard.model', 'schemaguard.formats', 'pyarrow'))), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert "compare" in done.stdout
+
+
+def test_the_names_the_command_line_offers_are_the_registrys() -> None:
+    from schemaguard.names import MERGE_PROFILE_NAMES, PROFILE_NAMES
+    from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
+
+    assert (tuple(PROFILES), tuple(MERGE_PROFILES)) == (PROFILE_NAMES, MERGE_PROFILE_NAMES)

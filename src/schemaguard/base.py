@@ -17,7 +17,6 @@ from schemaguard.model import (
     FloatType,
     GeographyType,
     GeometryType,
-    Identity,
     Int96Type,
     IntType,
     JsonType,
@@ -30,6 +29,7 @@ from schemaguard.model import (
     UuidType,
     transform,
 )
+from schemaguard.names import ColumnMapping, IcebergVersion, Identity
 
 Severity = Literal["info", "warning", "error"]  # info: a rule that allowed a difference
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")  # lowest first
@@ -94,8 +94,8 @@ class Options:
     """How a reader is configured; the profiles read what applies to them."""
 
     type_widening: bool = False
-    column_mapping: Literal["none", "name", "id"] = "none"
-    iceberg_version: Literal[2, 3] = 2
+    column_mapping: ColumnMapping = "none"
+    iceberg_version: IcebergVersion = 2
     uniform: bool = False
     case_sensitive: bool = False
     identity: Identity | None = None  # None: the profile's own default

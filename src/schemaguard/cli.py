@@ -12,21 +12,29 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
-from schemaguard.base import Options
 from schemaguard.errors import TOO_DEEP, UsageError, first_line, one_line, require_regular
-from schemaguard.model import Identity, Schema
-from schemaguard.rules.modes import Mode
-from schemaguard.rules.profiles import MERGE_PROFILES, PROFILES
+from schemaguard.names import (
+    COLUMN_MAPPINGS,
+    ICEBERG_VERSIONS,
+    IDENTITIES,
+    MERGE_PROFILE_NAMES,
+    PROFILE_NAMES,
+    Mode,
+)
 
+# No rule or model module at start-up: `--help` and a bad option stay fast; commands import what
+# they run.
 if TYPE_CHECKING:
+    from schemaguard.base import Options
     from schemaguard.config import AuditConfig
     from schemaguard.lake.iceberg import CatalogRef
     from schemaguard.lake.table import ReadOptions, TableRead
+    from schemaguard.model import Schema
 
 app = typer.Typer(
     add_completion=False,
@@ -55,13 +63,10 @@ FormatOption = Annotated[
 
 
 # Choices come from the rules themselves, so a mode or option added there is accepted here.
-IDENTITIES: tuple[Identity, ...] = get_args(Identity)
-COLUMN_MAPPINGS = get_args(get_type_hints(Options)["column_mapping"])
-ICEBERG_VERSIONS = get_args(get_type_hints(Options)["iceberg_version"])
 
 # Profile, mode and identity are plain strings checked by `_choice`: typer's own check prints a
 # multi-line box, and a bad value must be one line (exit 2) like any other bad input.
-ProfileOption = Annotated[str, typer.Option("--profile", help=f"reader profile: {', '.join(PROFILES)}")]
+ProfileOption = Annotated[str, typer.Option("--profile", help=f"reader profile: {', '.join(PROFILE_NAMES)}")]
 IdentityOption = Annotated[str | None, typer.Option(
     "--identity", help=f"how the reader finds fields: {'|'.join(IDENTITIES)} (default: the profile's)")]
 TypeWideningOption = Annotated[bool, typer.Option("--type-widening", help="Delta's type widening is on")]
@@ -174,7 +179,7 @@ def compare(
     from schemaguard.checks.compare import compare as compare_schemas
     from schemaguard.report import rules_output
 
-    profile = _choice(profile, list(PROFILES), "--profile")
+    profile = _choice(profile, list(PROFILE_NAMES), "--profile")
     options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
                        allow_quiet)
     writers, notes = _schemas([writer])
@@ -192,17 +197,18 @@ def compare(
 @app.command()
 def merge(
     sources: Annotated[list[str], typer.Argument(help="schemas in merge order (a table: all its versions)")],
-    profile: Annotated[str, typer.Option("--profile", help=" or ".join(MERGE_PROFILES))],
+    profile: Annotated[str, typer.Option("--profile", help=" or ".join(MERGE_PROFILE_NAMES))],
     type_widening: TypeWideningOption = False,
     case_sensitive: CaseSensitiveOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Does the merge of the schemas succeed, and what comes out? The first is the left side (Delta: the
     table)."""
+    from schemaguard.base import Options
     from schemaguard.checks.compare import merge as merge_schemas
     from schemaguard.report import rules_output
 
-    profile = _choice(profile, list(MERGE_PROFILES), "--profile")
+    profile = _choice(profile, list(MERGE_PROFILE_NAMES), "--profile")
     options = Options(type_widening=type_widening, case_sensitive=case_sensitive)
     labelled, notes = _schemas(sources, at_least=2, what="merge")
     _modelled(labelled, profile)
@@ -230,7 +236,7 @@ def evolve(
     from schemaguard.report import rules_output
 
     checked_mode = _choice(mode, list(Mode), "--mode")
-    profile = _choice(profile, list(PROFILES), "--profile")
+    profile = _choice(profile, list(PROFILE_NAMES), "--profile")
     options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
                        allow_quiet)
     labelled, notes = _schemas(versions, at_least=2, what="evolve")
@@ -334,7 +340,7 @@ def plan(
                                               "and the checks run on its data")] = None,
     identity: IdentityOption = None,
     profiles: Annotated[list[str] | None, typer.Option(
-        "--profile", help=f"a reader of the table (repeatable): {', '.join(PROFILES)}")] = None,
+        "--profile", help=f"a reader of the table (repeatable): {', '.join(PROFILE_NAMES)}")] = None,
     deploy_order: Annotated[str, typer.Option("--deploy-order", help="readers-first|writers-first|unknown")
                             ] = "unknown",
     readers_behind: Annotated[int | None, typer.Option(
@@ -359,12 +365,14 @@ def plan(
 ) -> None:
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
     their schedule and checks. Exit 0 safe as one edit, 1 a staged plan is needed."""
+    from schemaguard.base import Options
     from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
     from schemaguard.report import plan as planning
+    from schemaguard.rules.profiles import PROFILES
 
     shape = _choice(output, PLAN_FORMATS, "--format")
     order = _choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
-    chosen = tuple(_choice(p, list(PROFILES), "--profile") for p in profiles or ())
+    chosen = tuple(_choice(p, list(PROFILE_NAMES), "--profile") for p in profiles or ())
     renames = tuple(_pair(r, "--rename", "OLD=NEW, e.g. weight=weight_kg") for r in rename or ())
     durations = Durations()
     if conf is not None:
@@ -664,6 +672,8 @@ def _choice(value: str, choices: Sequence[T], option: str) -> T:
 
 def _options(identity: str | None, type_widening: bool, column_mapping: str, iceberg_version: str,
              uniform: bool, case_sensitive: bool, allow_quiet: bool) -> Options:
+    from schemaguard.base import Options
+
     return Options(
         type_widening=type_widening,
         column_mapping=_choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),

@@ -19,7 +19,7 @@ from schemaguard.base import Options
 from schemaguard.checks.finding import FailLevel, Waiver
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.notation import parse_primitive
-from schemaguard.model import Identity
+from schemaguard.names import Identity
 from schemaguard.plan.planner import Durations
 from schemaguard.proofs import Proof, ProofKind
 from schemaguard.rules.modes import Mode

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, overload
 
 TimeUnit = Literal["ms", "us", "ns"]
-Identity = Literal["name", "name-ci", "id", "position"]
 TIME_UNITS: tuple[TimeUnit, ...] = ("ms", "us", "ns")
 
 

@@ -23,7 +23,8 @@ from schemaguard.lake.history import (
 from schemaguard.lake.iceberg import IcebergSnapshot
 from schemaguard.lake.snapshot import relative
 from schemaguard.lake.table import TableRead
-from schemaguard.model import Identity, Schema
+from schemaguard.model import Schema
+from schemaguard.names import Identity
 from schemaguard.rules.changes import Operation, OpKind, diff
 
 

@@ -32,7 +32,6 @@ from schemaguard.model import (
     FloatType,
     GeographyType,
     GeometryType,
-    Identity,
     Int96Type,
     IntType,
     JsonType,
@@ -52,6 +51,7 @@ from schemaguard.model import (
     transform,
     visit,
 )
+from schemaguard.names import Identity
 
 
 class NotationError(UsageError, ValueError):

@@ -28,7 +28,8 @@ from math import ceil
 from typing import Literal, NamedTuple, get_args
 
 from schemaguard.base import Options, Problem
-from schemaguard.model import Field, Identity, Schema, SchemaTransform, transform
+from schemaguard.model import Field, Schema, SchemaTransform, transform
+from schemaguard.names import Identity
 from schemaguard.rules.changes import Operation, OpKind, diff
 from schemaguard.rules.profiles import can_read
 

@@ -77,7 +77,6 @@ from schemaguard.model import (
     Field,
     FixedType,
     FloatType,
-    Identity,
     Int96Type,
     IntType,
     Leaf,
@@ -94,6 +93,7 @@ from schemaguard.model import (
     join,
     visit_with_partner,
 )
+from schemaguard.names import Identity
 from schemaguard.rules.identity import How, Pair, match_fields
 
 

@@ -21,7 +21,6 @@ from typing import Literal
 from schemaguard.model import (
     EnumType,
     Field,
-    Identity,
     ListType,
     MapType,
     PrimitiveType,
@@ -31,6 +30,7 @@ from schemaguard.model import (
     join,
     visit,
 )
+from schemaguard.names import Identity
 
 How = Literal["name", "name-ci", "alias", "id", "name-fallback", "position"]
 

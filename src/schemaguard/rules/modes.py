@@ -11,21 +11,13 @@ first failure, every failing pair is reported, so a transitive failure names its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from schemaguard.base import Options, Problem, errors
 from schemaguard.model import Schema
+from schemaguard.names import Mode
 from schemaguard.rules.profiles import can_read
 
-
-class Mode(StrEnum):
-    BACKWARD = "BACKWARD"
-    FORWARD = "FORWARD"
-    FULL = "FULL"
-    BACKWARD_TRANSITIVE = "BACKWARD_TRANSITIVE"
-    FORWARD_TRANSITIVE = "FORWARD_TRANSITIVE"
-    FULL_TRANSITIVE = "FULL_TRANSITIVE"
-    NONE = "NONE"
+__all__ = ["Mode"]  # rules' callers import the modes from here, with the check
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from typing import Protocol
 
 from schemaguard.base import Options, Problem, allow_quiet
 from schemaguard.formats.avro import AvroSchemaError, as_avro
-from schemaguard.model import Identity, Schema
+from schemaguard.model import Schema
+from schemaguard.names import Identity
 from schemaguard.rules import avro, read
 from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
 
@@ -91,7 +92,7 @@ _ALL: tuple[AnyProfile, ...] = (
     ReadProfile("iceberg", read.ICEBERG),
     ReadProfile("positional", read.POSITIONAL),
 )
-PROFILES: dict[str, AnyProfile] = {p.name: p for p in _ALL}
+PROFILES: dict[str, AnyProfile] = {p.name: p for p in _ALL}  # named as names.PROFILE_NAMES
 MERGE_PROFILES: dict[str, MergeProfile] = {p.name: p for p in _ALL if isinstance(p, MergeProfile)}
 
 

@@ -21,7 +21,6 @@ from schemaguard.model import (
     DataType,
     EnumType,
     Field,
-    Identity,
     Leaf,
     ListType,
     MapType,
@@ -32,6 +31,7 @@ from schemaguard.model import (
     fields_of,
     visit_with_partner,
 )
+from schemaguard.names import Identity
 from schemaguard.rules.identity import Pair, match_fields
 from schemaguard.rules.promotions import (
     DELTA_WIDENING,
