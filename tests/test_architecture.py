@@ -21,15 +21,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "schemaguard"
 # any stage, and no stage imports them, except `report.catalog` reading `config`'s catalog section.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "model": set(),
-    "base": {"model"},
-    "formats": {"errors", "model", "base"},
-    "lake": {"errors", "model", "base", "formats"},
-    "rules": {"errors", "model", "base", "formats"},
-    "checks": {"errors", "model", "base", "formats", "lake", "rules"},
-    "proofs": {"errors", "model", "base", "formats", "lake", "rules", "checks"},
-    "plan": {"errors", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
-    "report": {"errors", "model", "base", "formats", "checks", "proofs", "plan", "config", "schemaguard"},
+    "names": set(),  # the command line's names (profiles, modes, identity rules): under everything
+    "model": {"names"},
+    "base": {"names", "model"},
+    "formats": {"errors", "names", "model", "base"},
+    "lake": {"errors", "names", "model", "base", "formats"},
+    "rules": {"errors", "names", "model", "base", "formats"},
+    "checks": {"errors", "names", "model", "base", "formats", "lake", "rules"},
+    "proofs": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks"},
+    "plan": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
+    "report": {"errors", "names", "model", "base", "formats", "checks", "proofs", "plan", "config",
+               "schemaguard"},
 }
 
 

@@ -24,7 +24,6 @@ from schemaguard.model import (
     Field,
     FixedType,
     FloatType,
-    Identity,
     Int96Type,
     IntType,
     JsonType,
@@ -39,6 +38,7 @@ from schemaguard.model import (
     canonical_json,
     make_metadata,
 )
+from schemaguard.names import Identity
 from schemaguard.rules.changes import Operation, OpKind, diff
 from tests.strategies import (
     PROPERTY,

@@ -25,7 +25,6 @@ from schemaguard.model import (
     EnumType,
     Field,
     FloatType,
-    Identity,
     Int96Type,
     IntType,
     Leaf,
@@ -47,6 +46,7 @@ from schemaguard.model import (
     visit_with_partner,
     walk,
 )
+from schemaguard.names import Identity
 from tests.strategies import PROPERTY, schemas
 
 ALL: tuple[Identity, ...] = ("position", "name", "name-ci", "id")
