@@ -586,7 +586,9 @@ def _tree(raw: list[Any]) -> tuple[_Node, list[tuple[Any, ...]], str | None]:
         path = f"{parent_path}.{e.name}" if parent_path else e.name
         annotation = _group_annotation(e)
         if not in_variant:
-            tokens.append((e.name, e.repetition, e.field_id, annotation, children))
+            # A VARIANT's size is its shredding's (metadata, value, typed_value...): not spelled.
+            tokens.append((e.name, e.repetition, e.field_id, annotation,
+                           None if annotation == "VARIANT" else children))
             if annotation == "VARIANT" and refusal is None:
                 refusal = _variant_refusal(e, path)
         top = (node, node.children, children, path, in_variant or annotation == "VARIANT")
