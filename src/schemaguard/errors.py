@@ -25,8 +25,21 @@ def first_line(e: BaseException) -> str:
 
 def one_line(text: str) -> str:
     """`text` as one printable line: line breaks and other control characters (a name may hold
-    any) shown as \\xNN, so an error never spans lines or acts on the terminal."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    any) shown as escapes, so an error never spans lines or acts on the terminal."""
+    return escaped(text)
+
+
+def escaped(text: str, keep: str = "") -> str:
+    """`text` with each character that is not printable (controls, line and paragraph separators,
+    bidirectional overrides and other format characters), except those in `keep`, spelled as
+    `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`."""
+    if text.isprintable():  # nearly always: one pass in C
+        return text
+    return "".join(c if c.isprintable() or c in keep else _escape(ord(c)) for c in text)
+
+
+def _escape(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def require_regular(path: str | os.PathLike[str], shown: str) -> None:

@@ -7,7 +7,6 @@ own words with `Text`, not markup."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -16,16 +15,15 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
-PIPED_WIDTH = 130
+from schemaguard.errors import escaped
 
-# C0/C1 controls but the newline rich breaks lines with, DEL, line and paragraph separators, and
-# the bidirectional overrides that reorder what a reader sees.
-_HIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+PIPED_WIDTH = 130
 
 
 def visible(text: str) -> str:
-    """`text` with every character that would act on the terminal spelled as an escape."""
-    return _HIDDEN.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+    """`text` with every character that would act on the terminal spelled as an escape; the
+    newlines rich breaks lines with stay."""
+    return escaped(text, keep="\n")
 
 
 class SafeConsole(Console):
