@@ -68,11 +68,14 @@ import os, sys
 pid = os.fork()
 if pid:
     sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-import json, resource
+import json, resource, time
 from schemaguard.lake.table import read
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
 table = read(sys.argv[1])
 print(json.dumps({
+    "seconds": time.perf_counter() - start,
+    "files": len(table.listing.files),
     "after_imports_kb": before,
     "self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     "children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
@@ -323,6 +326,8 @@ class Memory:
     after_imports_kb: int
     self_kb: int
     children_kb: int
+    seconds: float  # the scan's time in the probe (listing, footers, versions)
+    files: int
 
 
 def measure_memory(table: Path) -> Memory:
@@ -330,7 +335,8 @@ def measure_memory(table: Path) -> Memory:
     proc = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(table)],
                           capture_output=True, text=True, check=True)
     data = json.loads(proc.stdout.strip().splitlines()[-1])
-    return Memory(data["after_imports_kb"], data["self_kb"], data["children_kb"])
+    return Memory(data["after_imports_kb"], data["self_kb"], data["children_kb"], data["seconds"],
+                  data["files"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,6 +574,35 @@ def ensure_many_files(files: int) -> Path:
     return cached(f"many{files}", json.dumps({"many": MANY_VERSION, "files": files}), make)
 
 
+LINKED_VERSION = 1
+
+
+def ensure_linked_files(files: int) -> Path:
+    """`files` real Parquet files in 1,000 partitions as hard links to the 10,000-file table's
+    files: a million directory entries cost little disk and are made in about a minute."""
+
+    def make(table: Path) -> None:
+        sources = list_paths(ensure_table(10_000))
+        log(f"linking {files:,} files (hard links to the 10,000-file table's) ...")
+        per = math.ceil(files / 1000)
+        for i in range(files):
+            folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
+            if i % per == 0:
+                folder.mkdir(parents=True)
+            os.link(sources[i % len(sources)], folder / f"part-{i:07d}.parquet")
+
+    return cached(f"linked{files}", json.dumps({"linked": LINKED_VERSION, "files": files}), make)
+
+
+def print_memory_at_scale(results: Sequence[tuple[str, Memory]]) -> None:
+    log("\n=== memory at scale (one scan in a fresh process: listing, footers, versions) ===")
+    log(f"  {'table':<22} {'files':>10} {'peak, scanning':>15} {'peak, worker':>13} {'time':>8} "
+        f"{'per file':>9}")
+    for label, m in results:
+        log(f"  {label:<22} {m.files:>10,} {mib(m.self_kb):>15} {mib(m.children_kb):>13} {m.seconds:>7.1f}s "
+            f"{m.seconds / max(m.files, 1) * 1e6:>6.0f} us")
+
+
 @dataclass(frozen=True, slots=True)
 class ScaleResult:
     label: str
@@ -795,6 +830,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="columns of the wide table (2 files, 2 versions); 0 skips it (default 20000)")
     parser.add_argument("--many", type=int, default=100_000,
                         help="files of the many-files table; 0 skips it (default 100000)")
+    parser.add_argument("--million", type=int, default=1_000_000,
+                        help="files of the hard-linked table whose scan's memory is measured; 0 skips "
+                             "(default 1000000)")
     parser.add_argument("--delta", type=int, default=10_000,
                         help="files of the Delta table (written by delta-rs); 0 skips it (default 10000)")
     parser.add_argument("--proofs", type=int, default=1,
@@ -831,6 +869,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         scale.append(time_scale(f"{args.many:,}-file table", many, repeat))
         processes.append(process_times(f"{args.many:,}-file table", many, args.many, repeat))
     print_scale(scale, processes, help_time(repeat))
+    at_scale = [(r.label, r.memory) for r in scale if "file table" in r.label]
+    if args.million:
+        at_scale.append((f"{args.million:,}-file table", measure_memory(ensure_linked_files(args.million))))
+    print_memory_at_scale(at_scale)
     if args.delta:
         print_delta(time_delta(args.delta, repeat))
     if args.proofs:

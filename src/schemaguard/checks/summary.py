@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from schemaguard.formats.delta import BOOKKEEPING, MAPPING_MODE_KEY, DeltaSchemaVersion
+from schemaguard.lake.compact import DataFile
 from schemaguard.lake.delta import files_per_schema
-from schemaguard.lake.discover import DataFile, partition_dir
+from schemaguard.lake.discover import partition_dir as partition_dir  # for the catalog's rows
 from schemaguard.lake.history import (
     ColumnChange,
     SchemaVersion,
@@ -71,27 +72,25 @@ class TableSummary:
     date_column: str | None  # the date partition that places files in time, if any
     unreadable_files: tuple[DataFile, ...]  # as listed (partition, mtime), for the timeline
     unreadable_days: tuple[tuple[date, int], ...]  # the unreadable files per day of the date partition
-    partition_dirs: dict[str, str]  # each listed file's partition directory ("" when unpartitioned)
     log_versions: tuple[LogVersion, ...] = ()  # Delta/Iceberg: the log's schema history, oldest first
     log_schema_of: dict[str, int] = field(default_factory=dict)  # file rel -> its LogVersion.version
 
 
 def summarize(name: str, table: TableRead) -> TableSummary:
     versions = table.versions
-    date_col = date_partition_column(table.scan.footers)
+    date_col = date_partition_column(table.scan.footers.partition_values())
     previous = [None, *versions][:len(versions)]
     summaries = tuple(
         VersionSummary(v, tuple(column_changes(p.footer, v.footer)) if p else (), leaf_signature(v.footer),
-                       files_per_day(v.files, date_col) if date_col else ())
+                       files_per_day(v.files.partitions(), date_col) if date_col else ())
         for p, v in zip(previous, versions, strict=True))
     bad = {u.rel for u in table.scan.unreadable}
-    unreadable = tuple(f for f in table.listing.files if f.rel in bad)
+    unreadable = tuple(f for f in table.listing.files if f.rel in bad) if bad else ()
     counts = Counts(len(table.listing.files), len(table.scan.footers), len(table.scan.unreadable),
-                    len(table.listing.ignored), len(versions), sum(f.rows for f in table.scan.footers),
+                    len(table.listing.ignored), len(versions), sum(v.rows for v in versions),
                     len(table.unreferenced))
     return TableSummary(name, table, counts, summaries, date_col, unreadable,
-                        files_per_day(unreadable, date_col) if date_col else (),
-                        {f.rel: partition_dir(f.partition) for f in table.listing.files},
+                        files_per_day((f.partition for f in unreadable), date_col) if date_col else (),
                         log_versions(table), log_schema_of(table))
 
 

@@ -18,9 +18,11 @@ fields (a required list of required elements).
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
+import pickle
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from struct import Struct
@@ -189,28 +191,37 @@ class FileFooter(NamedTuple):
         return self.footer.fingerprint
 
 
-# What a forked worker sends back for one footer: the fields its parent does not know from the
-# listing (size as read, rows, row groups, created_by, footer schema, statistics as plain tuples,
-# key-value keys, encrypted leaves). Plain tuples unpickle about eight times faster than NamedTuples,
-# and the parent unpickles every file's alone.
-Packed = tuple[int, int, int, "str | None", FooterSchema, tuple[tuple[Any, ...], ...], tuple[str, ...],
-               tuple[str, ...]]
+# What a worker sends back for one footer: the fields its parent does not know from the listing
+# (size as read, rows, row groups, created_by, footer schema, statistics encoded by
+# `encode_stats`, key-value keys, encrypted leaves). The parent keeps the statistics as the bytes
+# they arrive as (lake/compact.py), so it never builds a file's statistics it is not asked for.
+Packed = tuple[int, int, int, "str | None", FooterSchema, bytes, tuple[str, ...], tuple[str, ...]]
 
 
 def pack(f: FileFooter) -> Packed:
     """One footer as a worker sends it (see `Packed`)."""
-    return (f.size, f.rows, f.row_groups, f.created_by, f.footer, tuple(map(tuple, f.stats)), f.kv_keys,
+    return (f.size, f.rows, f.row_groups, f.created_by, f.footer, encode_stats(f.stats), f.kv_keys,
             f.encrypted)
 
 
+def encode_stats(stats: Iterable[Sequence[Any]]) -> bytes:
+    """A file's statistics as bytes. marshal keeps ints, floats, bools, bytes and None exactly and
+    is several times faster than pickle; a value marshal refuses goes through pickle."""
+    plain = tuple(map(tuple, stats))
+    try:
+        return marshal.dumps(plain)
+    except ValueError:
+        return pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+_PICKLED = b"\x80"  # pickle's first byte from protocol 2 on; never a marshal type code
 _LEAF_STATS = partial(tuple.__new__, LeafStats)
 
 
-def unpack(p: Packed, path: str, rel: str, partition: tuple[tuple[str, str | None], ...],
-           mtime: float | None) -> FileFooter:
-    """The footer `pack` sent, with what the listing says of its file."""
-    return FileFooter(path, rel, partition, p[0], mtime, p[1], p[2], p[3], p[4],
-                      tuple(map(_LEAF_STATS, p[5])), p[6], p[7])
+def decode_stats(blob: bytes) -> tuple[LeafStats, ...]:
+    """What `encode_stats` encoded."""
+    plain = pickle.loads(blob) if blob[:1] == _PICKLED else marshal.loads(blob)
+    return tuple(map(_LEAF_STATS, plain))
 
 
 # ---------------------------------------------------------------------------------------------

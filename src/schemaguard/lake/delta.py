@@ -21,8 +21,8 @@ from schemaguard.formats.delta import (
     holds_commits,
     read_delta_log,
 )
-from schemaguard.formats.parquet import FileFooter
-from schemaguard.lake.discover import DataFile, Listing
+from schemaguard.lake.compact import DataFile, Footers
+from schemaguard.lake.discover import Listing
 from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
 from schemaguard.model import (
     ELEMENT,
@@ -89,7 +89,7 @@ def _partition_names(log: DeltaLog) -> dict[str, str]:
 # Column mapping
 
 
-def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileFooter, ...]:
+def logical_footers(footers: Footers, log: DeltaLog) -> Footers:
     """Footers with their columns named as the log names them (unchanged without column mapping):
     by physical path, else by field id, through every schema the log has set. A column without a
     field id (a file written before `name` mapping was switched on) gets the mapping id of its
@@ -104,7 +104,7 @@ def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileF
         s.configuration.get(MAPPING_MODE_KEY, "none") == "none" for s in log.schemas))
     not_null = _not_null_per_file(log)
     if not mapped and not any(not_null.values()):
-        return tuple(footers)
+        return footers
     names: dict[str, str] = {}
     ids: dict[int, str] = {}
     physical_ids: dict[str, int] = {}
@@ -121,7 +121,7 @@ def logical_footers(footers: Sequence[FileFooter], log: DeltaLog) -> tuple[FileF
         fid = f.id if f.id is not None or by_id_only else physical_ids.get(path)
         return names.get(path) or (ids.get(fid) if fid is not None else None) or f.name, fid
 
-    return relabel(footers, label, lambda f: not_null.get(f.rel, frozenset()))
+    return relabel(footers, label, lambda rel: not_null.get(rel, frozenset()))
 
 
 def _not_null_per_file(log: DeltaLog) -> dict[str, frozenset[str]]:

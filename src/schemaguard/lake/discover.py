@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from schemaguard.errors import UsageError, first_line
+from schemaguard.lake.compact import DataFile, DataFiles
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -34,15 +35,6 @@ class DiscoveryError(UsageError):
 
 
 @dataclass(frozen=True, slots=True)
-class DataFile:
-    path: str  # what the filesystem opens
-    rel: str  # relative to the table root
-    size: int
-    mtime: float | None
-    partition: tuple[tuple[str, str | None], ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Ignored:
     rel: str
     why: str
@@ -52,7 +44,7 @@ class Ignored:
 class Listing:
     root: str
     filesystem: pafs.FileSystem | None  # None on local disk: files are opened with `os`
-    files: tuple[DataFile, ...]
+    files: Sequence[DataFile]  # lake/compact.py DataFiles: columns, not an object a file
     ignored: tuple[Ignored, ...]
     stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
     partition_columns: tuple[str, ...]
@@ -186,7 +178,7 @@ def discover(location: str) -> Listing:
             raise DiscoveryError(f"no such table path: {redacted(location)}")
         if info.type == pafs.FileType.File:  # a single file is a table of one file
             one = DataFile(root, info.base_name, info.size or 0, _mtime(info.mtime_ns), ())
-            return Listing(root, filesystem, (one,), (), (), ())
+            return Listing(root, filesystem, DataFiles((one,)), (), (), ())
         kinds: dict[pafs.FileType, Kind] = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
         entries = [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
                    for i in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))]
@@ -206,7 +198,7 @@ def _discover_local(root: str, location: str) -> Listing:
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
     if stat.S_ISREG(st.st_mode):  # a single file is a table of one file
         one = DataFile(root, os.path.basename(root), st.st_size, _mtime(st.st_mtime_ns), ())
-        return Listing(root, None, (one,), (), (), ())
+        return Listing(root, None, DataFiles((one,)), (), (), ())
     if not stat.S_ISDIR(st.st_mode):
         raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
     try:
@@ -273,7 +265,7 @@ class _Dir:
 
 def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[Entry]) -> Listing:
     prefix = root.rstrip("/") + "/"
-    files: list[DataFile] = []
+    files = DataFiles()
     ignored: list[Ignored] = []
     checksums: dict[str, int] = {}
     dirs: dict[str, _Dir] = {"": _Dir(False, ())}
@@ -313,7 +305,7 @@ def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[E
     )
     ignored.sort(key=lambda i: i.rel)
     columns = dict.fromkeys(k for d in dirs.values() if not d.skipped for k, _ in d.partition)
-    return Listing(root, filesystem, tuple(files), tuple(ignored), stale, tuple(columns))
+    return Listing(root, filesystem, files, tuple(ignored), stale, tuple(columns))
 
 
 def not_utf8(path: str) -> bool:

@@ -9,6 +9,7 @@ modification times; `History.ordered_by` says which.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn, annotation
-from schemaguard.lake.discover import DataFile, partition_dir, spark_order_key
+from schemaguard.lake.compact import Footers, Partition, Subset
+from schemaguard.lake.discover import partition_dir, spark_order_key
 from schemaguard.model import DataType, leaves
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
@@ -27,7 +29,7 @@ class SchemaVersion:
     number: int  # 1 = oldest
     fingerprint: str
     footer: FooterSchema
-    files: tuple[FileFooter, ...]
+    files: Subset  # sorted by relative path; each file built when asked for (lake/compact.py)
     partitions: tuple[str, ...]  # partition directories, sorted
     rows: int
     first_seen: str | None  # a date (date partition) or an ISO timestamp (mtime)
@@ -47,12 +49,12 @@ class History:
     ordered_by: str  # "partition <column>" or "file modification time"
 
 
-def date_partition_column(footers: Sequence[FileFooter]) -> str | None:
-    """The first partition column whose values are all dates, if any."""
-    partitions = {f.partition for f in footers}  # one per directory: far fewer than files
-    if not footers or not footers[0].partition:
+def date_partition_column(partitions: Sequence[Partition]) -> str | None:
+    """The first partition column whose values are all dates, if any, given the table's distinct
+    partitions (one per directory: far fewer than files), the first file's first."""
+    if not partitions or not partitions[0]:
         return None
-    for key in (k for k, _ in footers[0].partition):
+    for key in (k for k, _ in partitions[0]):
         values = {dict(p).get(key) for p in partitions}
         if values and all(partition_day(v) for v in values):
             return key
@@ -70,46 +72,47 @@ def partition_day(value: str | None) -> date | None:
         return None
 
 
-def files_per_day(files: Iterable[FileFooter | DataFile], date_col: str) -> tuple[tuple[date, int], ...]:
-    """How many of the files lie in each day of the date partition column, oldest day first."""
-    days = Counter(d for f in files if (d := partition_day(dict(f.partition).get(date_col))) is not None)
+def files_per_day(partitions: Iterable[Partition], date_col: str) -> tuple[tuple[date, int], ...]:
+    """How many files lie in each day of the date partition column, oldest day first, given each
+    file's partition."""
+    days = Counter(d for p in partitions if (d := partition_day(dict(p).get(date_col))) is not None)
     return tuple(sorted(days.items()))
 
 
 def build_history(footers: Sequence[FileFooter]) -> History:
-    date_col = date_partition_column(footers)
-    groups: dict[str, list[FileFooter]] = {}
-    for f in footers:
-        groups.setdefault(f.fingerprint, []).append(f)
-
-    dates: dict[tuple[tuple[str, str | None], ...], str | None] = {}  # per partition directory
-
-    def when(f: FileFooter) -> str | None:
-        if date_col is not None:
-            if f.partition not in dates:
-                value = dict(f.partition)[date_col]
-                day = partition_day(value)
-                dates[f.partition] = day.isoformat() if day is not None else None
-            return dates[f.partition]
-        if f.mtime is None:
-            return None
-        return datetime.fromtimestamp(f.mtime, UTC).isoformat(timespec="seconds")
-
+    """The footers grouped into versions, reading their columns (lake/compact.py): a million
+    files cost a pass over a few arrays, not a million objects."""
+    store = footers if isinstance(footers, Footers) else Footers(footers)
+    partitions = store.partition_values()
+    date_col = date_partition_column(partitions)
+    schemas = store.schemas()
+    fingerprints = [f.fingerprint for f in schemas]
+    groups: dict[str, array[int]] = {}
+    for i, code in enumerate(store.footer_codes()):
+        groups.setdefault(fingerprints[code], array("q")).append(i)
+    days = ([d.isoformat() if (d := partition_day(dict(p)[date_col])) else None for p in partitions]
+            if date_col is not None else [])
     drafts = []
-    for fp, files in groups.items():
-        times = sorted(t for t in map(when, files) if t is not None)
-        parts = sorted({partition_dir(p) for p in {f.partition for f in files}} - {""})
-        first, last = (times[0], times[-1]) if times else (None, None)
-        # Shown to the second, ordered to the sub-second (log commit times are often that close).
-        exact = sorted(f.mtime for f in files if f.mtime is not None) if date_col is None else []
-        span = (first or "", last or "", *((exact[0], exact[-1]) if exact else (0.0, 0.0)))
-        drafts.append((span, min(spark_order_key(f.rel) for f in files), fp, files, parts))
+    for fp, positions in groups.items():
+        codes = {store.partition_code(i) for i in positions}  # the version's directories
+        exact: tuple[float, float] | None = None
+        if date_col is not None:
+            seen = [day for c in codes if (day := days[c]) is not None]
+        else:
+            # Shown to the second, ordered to the sub-second (log commit times are often that close).
+            times = [t for t in map(store.mtime, positions) if t is not None]
+            exact = (min(times), max(times)) if times else None
+            seen = [_iso(t) for t in exact] if exact else []
+        parts = sorted({partition_dir(partitions[c]) for c in codes} - {""})
+        span = (min(seen, default=""), max(seen, default=""), *(exact or (0.0, 0.0)))
+        first_file = min(spark_order_key(store.rel(i)) for i in positions)
+        drafts.append((span, first_file, fp, store.footer(positions[0]), _by_rel(store, positions), parts))
     # Versions seen over the same span are ordered as Spark lists their first files, never by hash.
     drafts.sort(key=lambda d: (d[0], d[1]))
     versions = tuple(
-        SchemaVersion(i + 1, fp, files[0].footer, tuple(sorted(files, key=lambda f: f.rel)),
-                      tuple(parts), sum(f.rows for f in files), span[0] or None, span[1] or None)
-        for i, (span, _, fp, files, parts) in enumerate(drafts)
+        SchemaVersion(i + 1, fp, footer, Subset(store, positions), tuple(parts),
+                      sum(map(store.rows, positions)), span[0] or None, span[1] or None)
+        for i, (span, _, fp, footer, positions, parts) in enumerate(drafts)
     )
     if date_col:
         return History(versions, f"partition {date_col}")
@@ -118,6 +121,22 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     note = (f" ({', '.join(tied)} share their first and last times, so they follow the order Spark lists "
             "their first files in)" if tied else "")
     return History(versions, f"file modification time{note}")
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+
+def _by_rel(store: Footers, positions: array[int]) -> array[int]:
+    """A version's files in order of relative path. Listed files mostly come in that order, so
+    one pass checks it, and only files that do not are sorted."""
+    rels = map(store.rel, positions)
+    previous = next(rels, "")
+    for rel in rels:
+        if rel < previous:
+            return array("q", sorted(positions, key=store.rel))
+        previous = rel
+    return positions
 
 
 def leaf_signature(footer: FooterSchema) -> dict[str, str]:

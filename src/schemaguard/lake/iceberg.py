@@ -15,7 +15,7 @@ snapshot does not reference are counted apart, like Delta's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from schemaguard.errors import UsageError, first_line, require_regular
 from schemaguard.formats.iceberg import NAME_MAPPING_KEY, iceberg_schema, name_mapping
 from schemaguard.formats.io import SchemaLoadError
-from schemaguard.formats.parquet import FileFooter
-from schemaguard.lake.discover import DataFile, Listing
+from schemaguard.lake.compact import DataFile, Footers
+from schemaguard.lake.discover import Listing
 from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
 from schemaguard.model import Field, Schema, fields_of
 
@@ -338,7 +338,7 @@ def snapshot_files(listing: Listing, snap: IcebergSnapshot, include_unreferenced
 # Footers joined to fields by id
 
 
-def logical_footers(footers: Sequence[FileFooter], snap: IcebergSnapshot) -> tuple[FileFooter, ...]:
+def logical_footers(footers: Footers, snap: IcebergSnapshot) -> Footers:
     """Footers with each field given the name its id has in the schema its readers use, else in
     the newest schema that holds it; a field without an id gets the one the name mapping gives its
     path (and keeps none without)."""

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from schemaguard.errors import first_line
-from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, pack, read_footer, unpack
-from schemaguard.lake.discover import DataFile, Listing
+from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, encode_stats, pack, read_footer
+from schemaguard.lake.compact import DataFile, DataFiles, Footers
+from schemaguard.lake.discover import Listing
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -51,16 +54,16 @@ Progress = Callable[[int], None]  # called with the number of files just finishe
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    footers: tuple[FileFooter, ...]
+    footers: Footers  # in listing order, held as columns (lake/compact.py)
     unreadable: tuple[Unreadable, ...]
 
 
 def scan(listing: Listing, progress: Progress | None = None, workers: int | None = None) -> ScanResult:
     files = listing.files
     if not listing.is_local:
-        return _split([_read_remote(files, listing.filesystem, progress)])
+        return _collected(_read_remote(files, listing.filesystem, progress))
     if not files:
-        return ScanResult((), ())
+        return ScanResult(Footers(), ())
     n_workers = workers or len(os.sched_getaffinity(0))  # the cores this process may use
     # fork: the workers inherit the imported modules and the listing, start in milliseconds,
     # and are sent only index ranges into the listing, not the files themselves.
@@ -75,52 +78,75 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _split(_read_ranges(ranges, n_workers, progress))
+        sink = _Sink(files)
+        _read_ranges(ranges, n_workers, progress, sink)
+        return ScanResult(sink.footers, tuple(sink.unreadable))
     finally:
         _INHERITED = ()
         if collecting:
             gc.enable()
 
 
-def _read_ranges(ranges: list[tuple[int, int]], n_workers: int,
-                 progress: Progress | None) -> list[list[FileFooter | Unreadable]]:
+class _Sink:
+    """Ranges of results kept as they arrive, in listing order: the footers as columns (never a
+    million objects), the unreadable files as findings. A range whose worker died arrives late, and
+    the ranges after it wait for it."""
+
+    def __init__(self, files: Sequence[DataFile]) -> None:
+        self.files = files
+        self.footers = Footers()
+        self.unreadable: list[Unreadable] = []
+        self._waiting: dict[int, list[Packed | Unreadable]] = {}
+        self._next = 0
+
+    def put(self, lo: int, results: list[Packed | Unreadable]) -> None:
+        self._waiting[lo] = results
+        while self._next in self._waiting:
+            chunk = self._waiting.pop(self._next)
+            for f, r in zip(self.files[self._next:self._next + len(chunk)], chunk, strict=True):
+                if isinstance(r, Unreadable):
+                    self.unreadable.append(r)
+                else:
+                    self.footers.append(f, r[5], r)
+            self._next += len(chunk)
+
+
+def _read_ranges(ranges: list[tuple[int, int]], n_workers: int, progress: Progress | None,
+                 sink: _Sink) -> None:
     """Each range of the inherited listing read by a worker. When a worker dies, every range still
     pending fails with it, so each failed range is read again alone; only one that fails alone
     holds a file that kills its reader, and it is halved until that file is alone."""
-    done: dict[int, list[FileFooter | Unreadable]] = {}
-    for lo, hi in _run_pool(ranges, n_workers, progress, done):
-        _isolate(lo, hi, progress, done)
-    return [done[lo] for lo in sorted(done)]
+    for lo, hi in _run_pool(ranges, n_workers, progress, sink):
+        _isolate(lo, hi, progress, sink)
 
 
 def _run_pool(ranges: list[tuple[int, int]], n_workers: int, progress: Progress | None,
-              done: dict[int, list[FileFooter | Unreadable]]) -> list[tuple[int, int]]:
-    """Read the ranges in one pool into `done`; the ranges whose worker pool broke, returned."""
+              sink: _Sink) -> list[tuple[int, int]]:
+    """Read the ranges in one pool into `sink`; the ranges whose worker pool broke, returned."""
     failed: list[tuple[int, int]] = []
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(min(n_workers, len(ranges)), mp_context=context, initializer=_quiet) as pool:
         futures = [pool.submit(_read_inherited, lo, hi) for lo, hi in ranges]
         for future, (lo, hi) in zip(futures, ranges, strict=True):
             try:
-                done[lo] = _unpacked(lo, _done(future, hi - lo, progress))
+                sink.put(lo, _done(future, hi - lo, progress))
             except BrokenProcessPool:
                 failed.append((lo, hi))
     return failed
 
 
-def _isolate(lo: int, hi: int, progress: Progress | None,
-             done: dict[int, list[FileFooter | Unreadable]]) -> None:
+def _isolate(lo: int, hi: int, progress: Progress | None, sink: _Sink) -> None:
     """Read one range alone; if its reader dies, halve it, down to the file that kills it."""
-    if not _run_pool([(lo, hi)], 1, progress, done):
+    if not _run_pool([(lo, hi)], 1, progress, sink):
         return
     if hi - lo == 1:
-        done[lo] = [Unreadable(_INHERITED[lo].rel, CRASHED)]
+        sink.put(lo, [Unreadable(_INHERITED[lo].rel, CRASHED)])
         if progress:
             progress(1)
         return
     mid = (lo + hi) // 2
-    _isolate(lo, mid, progress, done)
-    _isolate(mid, hi, progress, done)
+    _isolate(lo, mid, progress, sink)
+    _isolate(mid, hi, progress, sink)
 
 
 def _quiet() -> None:
@@ -152,12 +178,11 @@ def _alarm(signum: int, frame: object) -> None:
 
 def _read_inherited(lo: int, hi: int) -> list[Packed | Unreadable]:
     """A range of the listing, read as `_read_timed` does. Footers go back packed
-    (`formats.parquet.Packed`): the parent unpickles every one alone."""
-    return [r if isinstance(r, Unreadable) else pack(r) for r in _read_timed(_INHERITED[lo:hi], None)]
+    (`formats.parquet.Packed`): statistics already encoded, as the parent keeps them."""
+    return [r if isinstance(r, Unreadable) else pack(r) for r in _read_timed(_INHERITED[lo:hi])]
 
 
-def _read_timed(files: Sequence[DataFile],
-                filesystem: pafs.FileSystem | None) -> list[FileFooter | Unreadable]:
+def _read_timed(files: Sequence[DataFile]) -> list[FileFooter | Unreadable]:
     """Each file's read under a time limit: a read that blocks (a stalled mount) or never ends is
     interrupted by SIGALRM and becomes that file's finding. For a process's main thread: a local
     worker, a Spark task's Python worker."""
@@ -167,7 +192,7 @@ def _read_timed(files: Sequence[DataFile],
         for f in files:
             signal.setitimer(signal.ITIMER_REAL, READ_SECONDS)
             try:
-                out.append(_read_one(f, filesystem))
+                out.append(_read_one(f, None))
             except _Timeout:
                 out.append(_timed_out(f))
             finally:
@@ -182,12 +207,6 @@ def _timed_out(f: DataFile) -> Unreadable:
                              "or a read that does not end)")
 
 
-def _unpacked(lo: int, results: list[Packed | Unreadable]) -> list[FileFooter | Unreadable]:
-    """What `_read_inherited(lo, ...)` sent, as footers."""
-    return [r if isinstance(r, Unreadable) else unpack(r, f.path, f.rel, f.partition, f.mtime)
-            for f, r in zip(_INHERITED[lo:lo + len(results)], results, strict=True)]
-
-
 _R = TypeVar("_R")
 
 
@@ -198,64 +217,79 @@ def _done(future: Future[list[_R]], n: int, progress: Progress | None) -> list[_
     return result
 
 
-def scan_on_spark(listing: Listing, spark: SparkSession) -> ScanResult:
-    """The footer scan as one Spark job: each task reads a chunk of footers where it runs.
+def scan_on_spark(listing: Listing, spark: SparkSession, progress: Progress | None = None) -> ScanResult:
+    """The footer scan as one Spark job, like Spark's own footer merge (§2.2): each task reads a
+    range of the listing where it runs (an object store's with REMOTE_THREADS threads, local files
+    one at a time under the time limit: the task's process is its core) and returns the range as
+    one compact blob (statistics already encoded), which the driver appends in listing order.
     Executors need schemaguard and pyarrow installed and the table's filesystem reachable."""
-    chunks = list(_chunks(listing.files, CHUNK))
-    if not chunks:
-        return ScanResult((), ())
+    files = listing.files
+    if not files:
+        return ScanResult(Footers(), ())
+    ranges = [(lo, min(lo + CHUNK, len(files))) for lo in range(0, len(files), CHUNK)]
     filesystem = listing.filesystem
-    rdd = spark.sparkContext.parallelize(chunks, len(chunks))
-    return _split(rdd.map(lambda chunk: _read_timed(chunk, filesystem)).collect())
+    # Each task is sent its range as a DataFiles (columns): small, however many files.
+    tasks = spark.sparkContext.parallelize(
+        [(lo, DataFiles(files[lo:hi])) for lo, hi in ranges], len(ranges))
+    sink = _Sink(files)
+    for blob in tasks.mapPartitions(lambda part: _spark_task(part, filesystem)).collect():
+        lo, results = pickle.loads(blob)
+        sink.put(lo, results)
+        if progress:
+            progress(len(results))
+    return ScanResult(sink.footers, tuple(sink.unreadable))
 
 
-def _chunks(files: Sequence[DataFile], size: int) -> Iterator[Sequence[DataFile]]:
-    for i in range(0, len(files), size):
-        yield files[i:i + size]
+def _spark_task(part: Iterable[tuple[int, Sequence[DataFile]]],
+                filesystem: pafs.FileSystem | None) -> Iterator[bytes]:
+    """One Spark task: its ranges read, each given back as one pickled blob of packed footers."""
+    for lo, chunk in part:
+        read = _read_remote(chunk, filesystem, None) if filesystem is not None else _read_timed(chunk)
+        packed = [r if isinstance(r, Unreadable) else pack(r) for r in read]
+        yield pickle.dumps((lo, packed), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _read_remote(files: Sequence[DataFile], filesystem: pafs.FileSystem | None,
-                 progress: Progress | None) -> list[FileFooter | Unreadable]:
-    """Footers from an object store, REMOTE_THREADS reads at a time (latency-bound, §5.4), in the
-    listing's order. A thread cannot be interrupted, so a read past READ_SECONDS is that file's
-    finding, its daemon thread is left to end alone (it never holds the process open) and a new
-    thread takes its place."""
-    pending: queue.SimpleQueue[int] = queue.SimpleQueue()
+                 progress: Progress | None) -> Iterator[FileFooter | Unreadable]:
+    """Footers from an object store, REMOTE_THREADS reads at a time (latency-bound, §5.4), given in
+    the listing's order as they finish. A thread cannot be interrupted, so a read past READ_SECONDS
+    is that file's finding, its daemon thread is left to end alone (it never holds the process
+    open; its late answer is dropped) and a new thread takes its place."""
+    n = len(files)
+    claim = itertools.count()  # the next listing index to read; next() on it is atomic
     finished: queue.SimpleQueue[tuple[int, FileFooter | Unreadable]] = queue.SimpleQueue()
-    for i in range(len(files)):
-        pending.put(i)
     started: dict[int, float] = {}  # reads under way, by listing index: when they started
 
     def worker() -> None:
-        while True:
-            try:
-                i = pending.get_nowait()
-            except queue.Empty:
-                return
+        while (i := next(claim)) < n:
             started[i] = time.monotonic()
             finished.put((i, _read_one(files[i], filesystem)))
 
     def start_thread() -> None:
         threading.Thread(target=worker, name="schemaguard-footer", daemon=True).start()
 
-    results: dict[int, FileFooter | Unreadable] = {}
-    for _ in range(min(REMOTE_THREADS, len(files))):
+    for _ in range(min(REMOTE_THREADS, n)):
         start_thread()
-    while len(results) < len(files):
+    done: dict[int, FileFooter | Unreadable] = {}  # finished, waiting for the files before them
+    given = 0
+    while given < n:
         try:
             i, read = finished.get(timeout=1.0)
+            if started.pop(i, None) is not None:  # None: it timed out, and was given as such
+                done[i] = read
+                if progress:
+                    progress(1)
         except queue.Empty:
             now = time.monotonic()
             for i, at in list(started.items()):
-                if i not in results and now - at > READ_SECONDS:
-                    results[i] = _timed_out(files[i])
+                if now - at > READ_SECONDS and started.pop(i, None) is not None:
+                    done[i] = _timed_out(files[i])
                     start_thread()
                     if progress:
                         progress(1)
-            continue
-        if results.setdefault(i, read) is read and progress:
-            progress(1)
-    return [results[i] for i in range(len(files))]
+        while given in done:
+            yield done.pop(given)
+            given += 1
 
 
 def _read_one(f: DataFile, filesystem: pafs.FileSystem | None) -> FileFooter | Unreadable:
@@ -268,10 +302,12 @@ def _read_one(f: DataFile, filesystem: pafs.FileSystem | None) -> FileFooter | U
         return Unreadable(f.rel, f"corrupt footer: {type(e).__name__}: {first_line(e)}")
 
 
-def _split(results: list[list[FileFooter | Unreadable]]) -> ScanResult:
-    footers: list[FileFooter] = []
+def _collected(results: Iterable[FileFooter | Unreadable]) -> ScanResult:
+    footers = Footers()
     unreadable: list[Unreadable] = []
-    for chunk in results:
-        for r in chunk:
-            (unreadable if isinstance(r, Unreadable) else footers).append(r)  # type: ignore[arg-type]
-    return ScanResult(tuple(footers), tuple(unreadable))
+    for r in results:
+        if isinstance(r, Unreadable):
+            unreadable.append(r)
+        else:
+            footers.append(r, encode_stats(r.stats))
+    return ScanResult(footers, tuple(unreadable))

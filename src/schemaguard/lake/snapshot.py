@@ -10,11 +10,12 @@ share these helpers and differ only in what they pass.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from schemaguard.formats.parquet import FileFooter, FooterSchema
-from schemaguard.lake.discover import DataFile, Listing, spark_order_key
+from schemaguard.formats.parquet import FooterSchema
+from schemaguard.lake.compact import DataFile, DataFiles, Footers
+from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.model import DataType, Field, SchemaTransform, canonical_json, transform, walk
 
 
@@ -45,7 +46,8 @@ def snapshot_listing(listing: Listing, referenced: Iterable[DataFile], partition
     if include_unreferenced:
         files += unreferenced
     files.sort(key=lambda d: spark_order_key(d.rel))
-    return Snapshot(replace(listing, files=tuple(files), partition_columns=partition_columns), unreferenced)
+    narrowed = replace(listing, files=DataFiles(files), partition_columns=partition_columns)
+    return Snapshot(narrowed, unreferenced)
 
 
 def relative(path: str, root: str) -> str:
@@ -64,22 +66,24 @@ def relative(path: str, root: str) -> str:
 # Footers relabelled: physical columns joined to logical ones
 
 Label = Callable[[Field, str], tuple[str, "int | None"]]  # (field, physical path) -> (name, id)
-NotNull = Callable[[FileFooter], frozenset[str]]  # a file -> physical paths the format holds to a value
+NotNull = Callable[[str], frozenset[str]]  # a file's path -> physical paths the format holds to a value
 
 
-def relabel(footers: Sequence[FileFooter], label: Label,
-            not_null: NotNull | None = None) -> tuple[FileFooter, ...]:
+def relabel(footers: Footers, label: Label, not_null: NotNull | None = None) -> Footers:
     """Footers with each field named (and numbered) as `label` says, and not nullable where
-    `not_null` says the table format guarantees a value whatever the footer says."""
-    done: dict[tuple[int, frozenset[str]], FooterSchema] = {}  # footers share schema objects
-    out = []
-    for f in footers:
-        key = (id(f.footer), not_null(f) if not_null is not None else frozenset())
+    `not_null` says the table format guarantees a value whatever the footer says. Worked out once
+    per distinct footer schema (and set of NOT NULL paths), not per file."""
+    schemas = footers.schemas()
+    done: dict[tuple[int, frozenset[str]], FooterSchema] = {}
+
+    def relabelled(i: int, code: int) -> FooterSchema:
+        key = (code, not_null(footers.rel(i)) if not_null is not None else frozenset())
         footer = done.get(key)
         if footer is None:
-            footer = done[key] = _relabelled(f.footer, label, key[1])
-        out.append(f._replace(footer=footer))
-    return tuple(out)
+            footer = done[key] = _relabelled(schemas[code], label, key[1])
+        return footer
+
+    return footers.with_footers(relabelled(i, code) for i, code in enumerate(footers.footer_codes()))
 
 
 def _relabelled(footer: FooterSchema, label: Label, not_null: frozenset[str] = frozenset()) -> FooterSchema:

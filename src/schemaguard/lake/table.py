@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Literal
 from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
+from schemaguard.lake.compact import DataFile
 from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
-from schemaguard.lake.discover import DataFile, Listing, discover, redacted, spark_order_key
+from schemaguard.lake.discover import Listing, discover, redacted, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, build_history
 from schemaguard.lake.iceberg import (
     METADATA_SUFFIX,

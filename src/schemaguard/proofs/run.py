@@ -56,7 +56,7 @@ class Scope:
 
 def in_scope(table: TableRead, scope: Scope) -> tuple[list[FileFooter], tuple[str, ...]]:
     """The read files in scope, in Spark's order, and the unreadable ones in scope."""
-    date_col = date_partition_column(table.scan.footers)
+    date_col = date_partition_column(table.scan.footers.partition_values())
     if (scope.since or scope.until) and date_col is None:
         raise UsageError(f"{table.location}: --since/--until need a date partition column; this table "
                          "has none")
@@ -214,7 +214,7 @@ def _groups(table: TableRead, files: list[FileFooter]) -> list[tuple[str, list[F
     them), or, unpartitioned, each file by its time (Delta and Iceberg: commit time)."""
     if not any(f.partition for f in files):
         return [(f.rel, [f]) for f in sorted(files, key=lambda f: (f.mtime or 0.0, spark_order_key(f.rel)))]
-    date_col = date_partition_column(files)
+    date_col = date_partition_column(list(dict.fromkeys(f.partition for f in files)))
     groups: dict[str, list[FileFooter]] = {}
     for f in files:
         groups.setdefault(partition_dir(f.partition), []).append(f)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from schemaguard import version
 from schemaguard.checks.finding import Finding
+from schemaguard.checks.summary import partition_dir
 from schemaguard.config import NAME, CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
@@ -267,18 +268,19 @@ def _table_footer_rows(run_id: str, t: TableAudit) -> Iterable[dict[str, Any]]:
         yield {
             **log_columns(f.rel),
             "run_id": run_id, "table_name": t.name, "path": f.rel,
-            "partition": t.summary.partition_dirs.get(f.rel) or None, "size": f.size, "mtime": _time(f.mtime),
+            "partition": partition_dir(f.partition) or None, "size": f.size, "mtime": _time(f.mtime),
             "rows": f.rows, "row_groups": f.row_groups, "created_by": f.created_by,
             "version": version_of.get(f.fingerprint), "fingerprint": f.fingerprint,
             "status": "read", "reason": None,
         }
-    listed = {d.rel: d for d in t.summary.table.listing.files}
+    bad = {u.rel for u in t.summary.table.scan.unreadable}
+    listed = {d.rel: d for d in t.summary.table.listing.files if d.rel in bad} if bad else {}
     for u in t.summary.table.scan.unreadable:
         d = listed.get(u.rel)
         yield {
             **log_columns(u.rel),
             "run_id": run_id, "table_name": t.name, "path": u.rel,
-            "partition": t.summary.partition_dirs.get(u.rel) or None,
+            "partition": partition_dir(d.partition) or None if d else None,
             "size": d.size if d else None, "mtime": _time(d.mtime) if d else None,
             "rows": None, "row_groups": None, "created_by": None, "version": None, "fingerprint": None,
             "status": "unreadable", "reason": u.reason,

@@ -1,0 +1,335 @@
+"""Per-file records held as columns, so that a table of a million files is a few dozen arrays and
+buffers, not millions of Python objects (issue 14: memory stays bounded at a million files).
+
+`DataFiles` holds a listing, `Footers` the footers read from it, in arrival order; `Subset` is
+a version's share of the footers. Each is a `Sequence` whose items are built when asked for
+(a `DataFile`, a `FileFooter`) and dropped by the caller, so every existing loop over files works
+unchanged; the whole-table questions the history asks (partitions, rows, dates) read the columns.
+What repeats across files is kept once and numbered: partition values (one per directory),
+footer schemas (a few per table), writers, key-value keys. Statistics, the one part that differs
+per file and column, are kept encoded (`marshal`) and decoded when a file is asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+from schemaguard.formats.parquet import FileFooter, FooterSchema, decode_stats, encode_stats
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    path: str  # what the filesystem opens
+    rel: str  # relative to the table root
+    size: int
+    mtime: float | None
+    partition: tuple[tuple[str, str | None], ...]
+
+
+_H = TypeVar("_H", bound=Hashable)
+_T = TypeVar("_T")
+Partition = tuple[tuple[str, str | None], ...]
+
+
+class Texts:
+    """Strings in one buffer: a million paths are one bytearray and one array of ends."""
+
+    __slots__ = ("_data", "_ends")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        # surrogatepass: a path listed from bytes that are not UTF-8 holds lone surrogates
+        self._data += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._data))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i: int) -> str:
+        start = self._ends[i - 1] if i else 0
+        return self._data[start:self._ends[i]].decode("utf-8", "surrogatepass")
+
+
+class Blobs:
+    """Byte strings in one buffer (each file's encoded statistics)."""
+
+    __slots__ = ("_data", "_ends")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def append(self, blob: bytes) -> None:
+        self._data += blob
+        self._ends.append(len(self._data))
+
+    def __getitem__(self, i: int) -> bytes:
+        return bytes(self._data[self._ends[i - 1] if i else 0:self._ends[i]])
+
+
+class Codes(Generic[_H]):
+    """Values that repeat across files, each kept once and numbered in order of first sight."""
+
+    __slots__ = ("_numbers", "codes", "values")
+
+    def __init__(self) -> None:
+        self._numbers: dict[_H, int] = {}
+        self.values: list[_H] = []
+        self.codes = array("I")
+
+    def append(self, value: _H) -> None:
+        number = self._numbers.get(value)
+        if number is None:
+            number = self._numbers[value] = len(self.values)
+            self.values.append(value)
+        self.codes.append(number)
+
+    def __getitem__(self, i: int) -> _H:
+        return self.values[self.codes[i]]
+
+
+class _Files:
+    """What a listing says of each file: relative path, size, time and partition, as columns. The
+    path opened is the relative one after a common prefix; the rare other (a name shown with
+    escapes) is kept apart."""
+
+    __slots__ = ("_mtime", "_partition", "_paths", "_prefix", "_rel", "_size")
+
+    def __init__(self) -> None:
+        self._rel = Texts()
+        self._prefix: str | None = None
+        self._paths: dict[int, str] = {}
+        self._size = array("q")
+        self._mtime = array("d")  # NaN: no time known
+        self._partition: Codes[Partition] = Codes()
+
+    def _add(self, path: str, rel: str, size: int, mtime: float | None, partition: Partition) -> None:
+        i = len(self._rel)
+        if self._prefix is None:
+            self._prefix = path[:-len(rel)] if rel and path.endswith(rel) else ""
+        if path != self._prefix + rel:
+            self._paths[i] = path
+        self._rel.append(rel)
+        self._size.append(size)
+        self._mtime.append(math.nan if mtime is None else mtime)
+        self._partition.append(partition)
+
+    def __len__(self) -> int:
+        return len(self._rel)
+
+    def rel(self, i: int) -> str:
+        return self._rel[i]
+
+    def path(self, i: int) -> str:
+        found = self._paths.get(i)
+        return found if found is not None else f"{self._prefix}{self._rel[i]}"
+
+    def mtime(self, i: int) -> float | None:
+        t = self._mtime[i]
+        return None if t != t else t  # NaN
+
+    def partition(self, i: int) -> Partition:
+        return self._partition[i]
+
+    def partition_values(self) -> list[Partition]:
+        """Every partition seen (one per directory: far fewer than files), in order of first sight."""
+        return self._partition.values
+
+
+class _Sequence(Sequence[_T]):
+    """A `Sequence` built item by item; slices are lists; equal to any sequence with equal items."""
+
+    def _item(self, i: int) -> _T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[_T]: ...
+
+    def __getitem__(self, i: int | slice) -> _T | list[_T]:
+        if isinstance(i, slice):
+            return [self._item(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self._item(i % n if i < 0 else i)
+
+    def __iter__(self) -> Iterator[_T]:
+        return map(self._item, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {len(self)}>"
+
+
+class DataFiles(_Sequence[DataFile]):
+    """A listing's data files, in listing order."""
+
+    __slots__ = ("_files",)
+
+    def __init__(self, files: Iterable[DataFile] = ()) -> None:
+        self._files = _Files()
+        for f in files:
+            self.append(f)
+
+    def append(self, f: DataFile) -> None:
+        self._files._add(f.path, f.rel, f.size, f.mtime, f.partition)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def _item(self, i: int) -> DataFile:
+        fs = self._files
+        return DataFile(fs.path(i), fs.rel(i), fs._size[i], fs.mtime(i), fs.partition(i))
+
+
+class Footers(_Sequence[FileFooter]):
+    """Footers as read, in the order they arrived. Footer schemas are kept once per distinct
+    schema (by fingerprint and columns: a version's files may shred a VARIANT apiece), so
+    versions and relabelling work per schema, not per file."""
+
+    __slots__ = (
+        "_encrypted",
+        "_files",
+        "_footer",
+        "_footers",
+        "_groups",
+        "_kv",
+        "_recent",
+        "_rows",
+        "_stats",
+        "_writer",
+    )
+
+    def __init__(self, footers: Iterable[FileFooter] = ()) -> None:
+        self._files = _Files()
+        self._rows = array("q")
+        self._groups = array("q")
+        self._writer: Codes[str | None] = Codes()
+        self._footer: Codes[tuple[str, Any]] = Codes()
+        self._footers: dict[tuple[str, Any], FooterSchema] = {}
+        self._recent: dict[int, tuple[FooterSchema, tuple[str, Any]]] = {}
+        self._stats = Blobs()
+        self._kv: Codes[tuple[str, ...]] = Codes()
+        self._encrypted: Codes[tuple[str, ...]] = Codes()
+        for f in footers:
+            self.append(f, encode_stats(f.stats))
+
+    def append(self, f: FileFooter | DataFile, stats: bytes, read: tuple[Any, ...] | None = None) -> None:
+        """One file: a footer, or (what a worker sends) the listing's file with `read`, the fields
+        `formats.parquet.pack` puts first (size, rows, row groups, writer, schema, ...)."""
+        if read is None:
+            assert isinstance(f, FileFooter)
+            size, rows, groups, writer, footer, kv, encrypted = (
+                f.size, f.rows, f.row_groups, f.created_by, f.footer, f.kv_keys, f.encrypted)
+        else:
+            size, rows, groups, writer, footer, _, kv, encrypted = read
+        self._files._add(f.path, f.rel, size, f.mtime, f.partition)
+        self._rows.append(rows)
+        self._groups.append(groups)
+        self._writer.append(writer)
+        self._footer.append(self._key(footer))
+        self._stats.append(stats)
+        self._kv.append(kv)
+        self._encrypted.append(encrypted)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def _item(self, i: int) -> FileFooter:
+        fs = self._files
+        return FileFooter(fs.path(i), fs.rel(i), fs.partition(i), fs._size[i], fs.mtime(i), self._rows[i],
+                          self._groups[i], self._writer[i], self.footer(i), decode_stats(self._stats[i]),
+                          self._kv[i], self._encrypted[i])
+
+    # The columns the history reads without building a file.
+
+    def footer(self, i: int) -> FooterSchema:
+        return self._footers[self._footer[i]]
+
+    def footer_codes(self) -> array[int]:
+        """Each file's distinct schema, by its number in `schemas()`."""
+        return self._footer.codes
+
+    def schemas(self) -> list[FooterSchema]:
+        """The distinct footer schemas, numbered as `footer_codes` numbers them."""
+        return [self._footers[k] for k in self._footer.values]
+
+    def rel(self, i: int) -> str:
+        return self._files.rel(i)
+
+    def mtime(self, i: int) -> float | None:
+        return self._files.mtime(i)
+
+    def rows(self, i: int) -> int:
+        return self._rows[i]
+
+    def partition(self, i: int) -> Partition:
+        return self._files.partition(i)
+
+    def partition_code(self, i: int) -> int:
+        return self._files._partition.codes[i]
+
+    def partition_values(self) -> list[Partition]:
+        return self._files.partition_values()
+
+    def with_footers(self, schemas: Iterable[FooterSchema]) -> Footers:
+        """The same files, each with the footer schema `schemas` gives it (one per file, in order)."""
+        out = Footers.__new__(Footers)
+        for name in Footers.__slots__:
+            setattr(out, name, getattr(self, name))
+        out._footer, out._footers, out._recent = Codes(), {}, {}
+        for footer in schemas:
+            out._footer.append(out._key(footer))
+        return out
+
+    def _key(self, footer: FooterSchema) -> tuple[str, Any]:
+        """The distinct schema a file's footer schema is, kept once. Each chunk a worker sends
+        holds its own copy of a schema, so the few objects seen last are remembered by identity
+        (the object kept alongside, so its id is not reused) to skip hashing its columns."""
+        recent = self._recent.get(id(footer))
+        if recent is not None and recent[0] is footer:
+            return recent[1]
+        key = (footer.fingerprint, footer.columns)
+        self._footers.setdefault(key, footer)
+        if len(self._recent) >= 64:
+            self._recent.clear()
+        self._recent[id(footer)] = (footer, key)
+        return key
+
+
+class Subset(_Sequence[FileFooter]):
+    """Some of a `Footers`' files (a version's), by position."""
+
+    __slots__ = ("footers", "positions")
+
+    def __init__(self, footers: Footers, positions: array[int]) -> None:
+        self.footers = footers
+        self.positions = positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def _item(self, i: int) -> FileFooter:
+        return self.footers[self.positions[i]]
+
+    def rels(self) -> Iterator[str]:
+        return map(self.footers.rel, self.positions)
+
+    def partitions(self) -> Iterator[Partition]:
+        return map(self.footers.partition, self.positions)
