@@ -21,7 +21,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # below 3, which the project's environment is past); the tests start it on loopback.
 MOTO          := .venv-moto/bin/moto_server
 
-.PHONY: setup run test test-fast mutants oracle-tables oracle lint bench clean
+.PHONY: setup run test test-fast mutants oracle-tables oracle lint bench soak clean
 
 setup: $(STAMP) $(DELTA_JARS)
 
@@ -83,6 +83,11 @@ mutants: setup
 
 bench: setup $(MOTO)
 	$(PY) bench/footer_scan.py
+
+# Audits of a table another process keeps changing, some killed mid-run; then the catalog and the
+# report folders checked (bench/soak.py). Not part of `make test`.
+soak: setup
+	$(PY) bench/soak.py
 
 clean:
 	rm -rf $(VENV) .venv-moto $(JARS_DIR) .demo .bench .warehouse .schemaguard

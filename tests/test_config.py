@@ -49,7 +49,8 @@ def test_defaults_of_a_minimal_configuration(tmp_path: Path) -> None:
     assert table.name == "orders"  # the directory's name
     assert table.path == str(tmp_path / "lake" / "orders")
     assert table.mode == Mode.FULL_TRANSITIVE and table.profiles == ("spark-read",)
-    assert config.fail_level == "error" and config.engine == "local" and config.waivers == ()
+    assert config.fail_level == "error" and config.engine == "auto" and config.waivers == ()
+    assert config.incremental
 
 
 def test_table_settings_override_the_defaults(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from schemaguard.config import AuditConfig, TableConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.lake.discover import DiscoveryError, Listing, discover
 from schemaguard.lake.iceberg import CatalogRef
+from schemaguard.lake.scan import use_spark
 from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
 from schemaguard.proofs import ProofResult
@@ -126,8 +127,9 @@ def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
 def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | None,
                  advance: Callable[[int], None] | None) -> TableAudit:
     table = target.table
-    read = read_listing(target.listing, advance, spark if config.engine == "spark" else None,
-                        how=target.how)
+    on_spark = use_spark(config.engine, len(target.listing.files), spark)
+    read = read_listing(target.listing, advance, spark if on_spark else None, how=target.how,
+                        report_dir=config.report_dir, incremental=config.incremental)
     source, current = _current_schema(target, read)
     options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
     proved = _proofs(table, read, spark)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from enum import StrEnum
 from functools import cache, partial
 from pathlib import Path
@@ -53,6 +54,7 @@ class OutputFormat(StrEnum):
 
 
 class Engine(StrEnum):
+    auto = "auto"
     local = "local"
     spark = "spark"
 
@@ -102,7 +104,9 @@ def scan(
                                         "Iceberg *.metadata.json, or db.table with --catalog-uri")],
     output: FormatOption = OutputFormat.text,
     max_files: Annotated[int, typer.Option(help="file paths listed per version in JSON")] = 1000,
-    engine: Annotated[Engine, typer.Option(help="local processes/threads, or a Spark job")] = Engine.local,
+    engine: Annotated[Engine, typer.Option(
+        help="local processes/threads, a Spark job, or auto: a Spark job only in a running Spark "
+             "session with more task slots than local cores, on a large table")] = Engine.auto,
     format_hint: Annotated[str, typer.Option(
         "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")] = "auto",
     version: Annotated[int | None, typer.Option(
@@ -124,7 +128,7 @@ def scan(
 
     how = ReadOptions(_choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
                       _instant(timestamp) if timestamp is not None else None, include_unreferenced)
-    table = _read_table(path, output, spark=engine == Engine.spark, how=how,
+    table = _read_table(path, output, engine, how=how,
                         catalog=_catalog_ref(catalog, catalog_uri))
     summary, found = summarize(table.location, table), run_checks(table)
     if output == OutputFormat.json:
@@ -502,6 +506,8 @@ def audit(
         "--proofs-exit", help="exit 3 when a configured proof stays unknown and nothing fails (as check)")
     ] = False,
     allow_quiet: AllowQuietOption = False,
+    full: Annotated[bool, typer.Option(
+        "--full", help="read every footer, not only those of files changed since the last audit")] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Audit every configured table: versions on disk against the current schema, drift, unreadable
@@ -515,6 +521,8 @@ def audit(
     if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
         fail(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' and '-' only")
     config = _select(load_config(conf), tables or [], schema, catalog, allow_quiet)
+    if full:
+        config = replace(config, incremental=False)
     spark = None
     if auditing.needs_spark(config):
         from schemaguard.spark import get_spark
@@ -586,21 +594,26 @@ def _instant(text: str) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def _read_table(path: str, output: OutputFormat, spark: bool = False,
+def _read_table(path: str, output: OutputFormat, engine: Engine = Engine.auto,
                 how: ReadOptions | None = None, catalog: CatalogRef | None = None) -> TableRead:
     """A table read for a command, with a progress bar on long text-mode scans."""
     from schemaguard.lake.discover import discover
+    from schemaguard.lake.scan import running_spark, use_spark
     from schemaguard.lake.table import ReadOptions, locate, read_listing
     from schemaguard.report.scan import progress
 
     root, how = locate(path, how or ReadOptions(), catalog)
     listing = discover(root)
-    if spark:
-        from schemaguard.spark import get_spark
+    spark = running_spark()
+    if use_spark(engine, len(listing.files), spark):
+        if spark is None:
+            from schemaguard.spark import get_spark
 
-        return read_listing(listing, spark=get_spark("schemaguard-scan"), location=path, how=how)
+            spark = get_spark("schemaguard-scan")
+    else:
+        spark = None
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        return read_listing(listing, advance, location=path, how=how)
+        return read_listing(listing, advance, spark, location=path, how=how)
 
 
 def _catalog_ref(catalog: str | None, catalog_uri: str | None) -> CatalogRef | None:

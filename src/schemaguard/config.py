@@ -26,7 +26,7 @@ from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES
 
 FORMATS = ("terminal", "json", "markdown", "html", "junit", "sarif")
-ENGINES = ("local", "spark")
+ENGINES = ("auto", "local", "spark")
 REPORT_DIR = Path(".schemaguard/reports")  # under the working directory unless the file says where
 # A catalog, database or table name part: what Spark accepts unquoted. Names are validated here and
 # still quoted wherever they reach SQL.
@@ -70,7 +70,8 @@ class AuditConfig:
     source: Path  # the configuration file
     tables: tuple[TableConfig, ...]
     fail_level: FailLevel = "error"
-    engine: str = "local"
+    engine: str = "auto"
+    incremental: bool = True  # footers of files unchanged since the last audit come from its cache
     report_dir: Path = Path(".schemaguard/reports")
     formats: tuple[str, ...] = FORMATS
     catalog: CatalogConfig = CatalogConfig()
@@ -81,7 +82,7 @@ class AuditConfig:
 # Each section: its keys and the type each must have. Anything else is an unknown key.
 _OPTION_KEYS = {k: t for k, t in get_type_hints(Options).items()}
 _AUDIT_KEYS = {"mode": str, "profiles": list, "identity": str, "fail_level": str, "engine": str,
-               "report_dir": str, "formats": list}
+               "incremental": bool, "report_dir": str, "formats": list}
 _TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "iceberg_catalog": str,
                "iceberg_catalog_uri": str, "schema": str, "profiles": list,
                "mode": str, "options": dict,
@@ -151,7 +152,8 @@ def parse_config(raw: dict[str, Any], source: Path) -> AuditConfig:
         tables=tables,
         fail_level=_one_of(audit.get("fail_level", "error"), get_args(FailLevel),
                            f"{where} [audit] fail_level"),
-        engine=_one_of(audit.get("engine", "local"), ENGINES, f"{where} [audit] engine"),
+        engine=_one_of(audit.get("engine", "auto"), ENGINES, f"{where} [audit] engine"),
+        incremental=audit.get("incremental", True),
         report_dir=report_dir,
         formats=formats,
         catalog=_catalog(raw.get("catalog", {}), f"{where} [catalog]"),

@@ -61,6 +61,7 @@ class Counts:
     versions: int
     rows: int
     unreferenced: int = 0  # Delta/Iceberg: data files on disk that the snapshot does not reference
+    reused: int = 0  # footers taken from the last audit's cache, unread (lake/cache.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,7 @@ def summarize(name: str, table: TableRead) -> TableSummary:
     unreadable = tuple(f for f in table.listing.files if f.rel in bad) if bad else ()
     counts = Counts(len(table.listing.files), len(table.scan.footers), len(table.scan.unreadable),
                     len(table.listing.ignored), len(versions), sum(v.rows for v in versions),
-                    len(table.unreferenced))
+                    len(table.unreferenced), table.reuse.reused if table.reuse else 0)
     return TableSummary(name, table, counts, summaries, date_col, unreadable,
                         files_per_day((f.partition for f in unreadable), date_col) if date_col else (),
                         log_versions(table), log_schema_of(table))

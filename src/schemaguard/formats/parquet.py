@@ -23,7 +23,7 @@ import os
 import pickle
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from struct import Struct
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -152,13 +152,16 @@ class FooterSchema:
     fingerprint: str
     stat_kinds: tuple[str, ...]  # per leaf, how to decode its min/max bytes (see _stat_kind)
     spark_refusal: str | None = None  # why Spark cannot read this footer at all (see _spark_refusal)
+    # What it was parsed from: the exact bytes of the footer's schema list and its Spark schema, so
+    # that the incremental cache (lake/cache.py) keeps the footer as written, not a copy of ours.
+    source: tuple[bytes, bytes | None] | None = field(default=None, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[Callable[..., FooterSchema], tuple[Any, ...]]:
         # Leaves as plain tuples: a NamedTuple pickles through its 13-argument constructor, three
         # times slower, and a wide footer sends tens of thousands from its worker.
         return _footer_schema, (self.schema, tuple(map(tuple, self.columns)), self.spark_schema,
                                 self.spark_schema_json, self.spark_schema_error, self.fingerprint,
-                                self.stat_kinds, self.spark_refusal)
+                                self.stat_kinds, self.spark_refusal, self.source)
 
 
 def _footer_schema(schema: Schema, columns: tuple[tuple[Any, ...], ...], *rest: Any) -> FooterSchema:
@@ -413,7 +416,7 @@ def _known_footer(raw: bytes, decoded: list[Any] | None, spark_json: bytes | Non
         if elements is None:
             raise _corrupt("schema bytes matched a schema no longer cached")  # cannot happen
         _ELEMENTS[raw] = elements
-        found = _FOOTERS[(raw, spark_json)] = _parse_footer_schema(elements, spark_json)
+        found = _FOOTERS[(raw, spark_json)] = _parse_footer_schema(elements, spark_json, raw)
     if not _RECENT or _RECENT[0] != raw:
         if raw in _RECENT:
             _RECENT.remove(raw)
@@ -422,13 +425,26 @@ def _known_footer(raw: bytes, decoded: list[Any] | None, spark_json: bytes | Non
     return found
 
 
+def footer_schema_from(source: tuple[bytes, bytes | None]) -> FooterSchema:
+    """The footer schema parsed from what `FooterSchema.source` keeps, as a footer read gives it.
+    Raises `UnreadableFile` when the bytes are not a schema list."""
+    raw, spark_json = source
+    try:  # the list alone, as field 2 of an otherwise empty FileMetaData (compact protocol)
+        meta, _ = decode_file_metadata(b"\x29" + raw + b"\x00", [], {})
+        return _known_footer(raw, meta[2], spark_json)
+    except ThriftError as e:
+        raise _corrupt(str(e)) from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as e:
+        raise _corrupt(f"{type(e).__name__}: {first_line(e)}") from None
+
+
 def forget_footer_schemas() -> None:
     """Empty every per-process cache of footer parts (for benchmarks that time a cold scan)."""
     for cache in (_RECENT, _FOOTERS, _ELEMENTS, _SHARED, _KV_KEYS, _LEAVES):
         cache.clear()
 
 
-def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> FooterSchema:
+def _parse_footer_schema(elements: list[Any], spark_json: bytes | None, raw: bytes) -> FooterSchema:
     """The model, leaf layouts and fingerprint of one footer schema. Linear in its elements: each
     is visited once, and what a leaf's type fields say is worked out once per distinct spelling
     (`_leaf`), since a wide footer repeats a few."""
@@ -446,7 +462,7 @@ def _parse_footer_schema(elements: list[Any], spark_json: bytes | None) -> Foote
     spark = canonical_json(schema_to_notation(spark_schema)) if spark_schema else repr(spark_text)
     digest = hashlib.sha256(repr((tokens, spark)).encode()).hexdigest()[:16]
     return FooterSchema(schema, tuple(leaves.columns), spark_schema, spark_text, spark_error, digest,
-                        tuple(leaves.kinds), refusal or _spark_refusal(leaves.columns))
+                        tuple(leaves.kinds), refusal or _spark_refusal(leaves.columns), (raw, spark_json))
 
 
 def _spark_refusal(columns: list[ParquetColumn]) -> str | None:

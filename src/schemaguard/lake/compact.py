@@ -18,7 +18,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from schemaguard.formats.parquet import FileFooter, FooterSchema, decode_stats, encode_stats
+from schemaguard.formats.parquet import FileFooter, FooterSchema, Packed, decode_stats, encode_stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +53,11 @@ class Texts:
         return len(self._ends)
 
     def __getitem__(self, i: int) -> str:
-        start = self._ends[i - 1] if i else 0
-        return self._data[start:self._ends[i]].decode("utf-8", "surrogatepass")
+        return self.raw(i).decode("utf-8", "surrogatepass")
+
+    def raw(self, i: int) -> bytes:
+        """The encoded text, for comparing two without decoding either."""
+        return bytes(self._data[self._ends[i - 1] if i else 0:self._ends[i]])
 
 
 class Blobs:
@@ -85,11 +88,23 @@ class Codes(Generic[_H]):
         self.codes = array("I")
 
     def append(self, value: _H) -> None:
+        self.codes.append(self.number(value))
+
+    def number(self, value: _H) -> int:
+        """The number of `value`, numbered now if it is new."""
         number = self._numbers.get(value)
         if number is None:
             number = self._numbers[value] = len(self.values)
             self.values.append(value)
-        self.codes.append(number)
+        return number
+
+    @classmethod
+    def of(cls, values: list[_H], codes: array[int]) -> Codes[_H]:
+        """Codes as `values` and `codes` already number them (each value once)."""
+        out = cls()
+        out.values, out.codes = values, codes
+        out._numbers = {v: i for i, v in enumerate(values)}
+        return out
 
     def __getitem__(self, i: int) -> _H:
         return self.values[self.codes[i]]
@@ -137,6 +152,9 @@ class _Files:
 
     def partition(self, i: int) -> Partition:
         return self._partition[i]
+
+    def file(self, i: int) -> DataFile:
+        return DataFile(self.path(i), self.rel(i), self._size[i], self.mtime(i), self.partition(i))
 
     def partition_values(self) -> list[Partition]:
         """Every partition seen (one per directory: far fewer than files), in order of first sight."""
@@ -190,12 +208,30 @@ class DataFiles(_Sequence[DataFile]):
     def append(self, f: DataFile) -> None:
         self._files._add(f.path, f.rel, f.size, f.mtime, f.partition)
 
+    def add(self, path: str, rel: str, size: int, mtime: float | None, partition: Partition) -> None:
+        """`append` without building the `DataFile` (a listing adds a million)."""
+        self._files._add(path, rel, size, mtime, partition)
+
+    def rels(self) -> Iterator[str]:
+        return map(self._files.rel, range(len(self)))
+
+    def raw_rel(self, i: int) -> bytes:
+        return self._files._rel.raw(i)
+
     def __len__(self) -> int:
         return len(self._files)
 
     def _item(self, i: int) -> DataFile:
-        fs = self._files
-        return DataFile(fs.path(i), fs.rel(i), fs._size[i], fs.mtime(i), fs.partition(i))
+        return self._files.file(i)
+
+    def rel(self, i: int) -> str:
+        return self._files.rel(i)
+
+    def size(self, i: int) -> int:
+        return self._files._size[i]
+
+    def mtime(self, i: int) -> float | None:
+        return self._files.mtime(i)
 
 
 class Footers(_Sequence[FileFooter]):
@@ -230,9 +266,9 @@ class Footers(_Sequence[FileFooter]):
         for f in footers:
             self.append(f, encode_stats(f.stats))
 
-    def append(self, f: FileFooter | DataFile, stats: bytes, read: tuple[Any, ...] | None = None) -> None:
-        """One file: a footer, or (what a worker sends) the listing's file with `read`, the fields
-        `formats.parquet.pack` puts first (size, rows, row groups, writer, schema, ...)."""
+    def append(self, f: FileFooter | DataFile, stats: bytes, read: Packed | None = None) -> None:
+        """One file: a footer, or (what a worker sends) the listing's file with `read`, the footer
+        as `formats.parquet.pack` packs it (size, rows, row groups, writer, schema, ...)."""
         if read is None:
             assert isinstance(f, FileFooter)
             size, rows, groups, writer, footer, kv, encrypted = (
@@ -257,6 +293,84 @@ class Footers(_Sequence[FileFooter]):
                           self._groups[i], self._writer[i], self.footer(i), decode_stats(self._stats[i]),
                           self._kv[i], self._encrypted[i])
 
+    @classmethod
+    def picked(cls, files: DataFiles, picks: Iterable[tuple[Footers, int]]) -> Footers:
+        """The footers of `files`, in order, one pick each: row `i` of footers `source`. The file
+        columns are `files`' own (shared: neither changes once built); the rest is copied row by
+        row, each source's shared values numbered anew once."""
+        out = cls()
+        out._files = files._files
+        numbers: dict[int, tuple[list[int], list[int], list[int], list[int]]] = {}
+        for source, i in picks:
+            n = numbers.get(id(source))
+            if n is None:
+                n = numbers[id(source)] = (
+                    [out._writer.number(v) for v in source._writer.values],
+                    [out._footer.number(out._key(footer)) for footer in source.schemas()],
+                    [out._kv.number(v) for v in source._kv.values],
+                    [out._encrypted.number(v) for v in source._encrypted.values])
+            out._rows.append(source._rows[i])
+            out._groups.append(source._groups[i])
+            out._writer.codes.append(n[0][source._writer.codes[i]])
+            out._footer.codes.append(n[1][source._footer.codes[i]])
+            out._stats.append(source._stats[i])
+            out._kv.codes.append(n[2][source._kv.codes[i]])
+            out._encrypted.codes.append(n[3][source._encrypted.codes[i]])
+        return out
+
+    def to_columns(self) -> tuple[dict[str, list[Any]], dict[str, bytes]]:
+        """The footers as tables of shared values and typed arrays (lake/cache.py stores them):
+        schemas as their `source`, partitions and the paths beyond the relative ones left out."""
+        f = self._files
+        tables: dict[str, list[Any]] = {
+            "writer": self._writer.values, "kv": self._kv.values, "encrypted": self._encrypted.values,
+            "schemas": [footer.source for footer in self.schemas()]}
+        arrays = {"rel": bytes(f._rel._data), "rel_ends": f._rel._ends.tobytes(), "size": f._size.tobytes(),
+                  "mtime": f._mtime.tobytes(), "rows": self._rows.tobytes(), "groups": self._groups.tobytes(),
+                  "writer": self._writer.codes.tobytes(), "footer": self._footer.codes.tobytes(),
+                  "stats": bytes(self._stats._data), "stats_ends": self._stats._ends.tobytes(),
+                  "kv": self._kv.codes.tobytes(), "encrypted": self._encrypted.codes.tobytes()}
+        return tables, arrays
+
+    @classmethod
+    def from_columns(cls, tables: dict[str, list[Any]], arrays: dict[str, Any]) -> Footers:
+        """What `to_columns` gave, the arrays already decoded and checked against each other and the
+        tables (lake/cache.py); every file unpartitioned, opened by its relative path."""
+        out = cls()
+        f = out._files
+        f._rel._data, f._rel._ends = bytearray(arrays["rel"]), arrays["rel_ends"]
+        f._prefix, f._size, f._mtime = "", arrays["size"], arrays["mtime"]
+        f._partition = Codes.of([()], array("I", bytes(4 * len(f._size))))
+        out._rows, out._groups = arrays["rows"], arrays["groups"]
+        out._writer = Codes.of(tables["writer"], arrays["writer"])
+        out._kv = Codes.of(tables["kv"], arrays["kv"])
+        out._encrypted = Codes.of(tables["encrypted"], arrays["encrypted"])
+        keys = [out._key(footer) for footer in tables["schemas"]]
+        out._footer = Codes.of(keys, arrays["footer"])
+        out._stats._data, out._stats._ends = bytearray(arrays["stats"]), arrays["stats_ends"]
+        return out
+
+    def describes(self, files: DataFiles) -> bool:
+        """Whether these are the footers of exactly `files`: the same paths, sizes and times (known),
+        in the same order. Compares whole columns at once."""
+        a, b = self._files, files._files
+        return (a._rel._ends == b._rel._ends and a._rel._data == b._rel._data and a._size == b._size
+                and a._mtime == b._mtime)  # NaN (no time) is equal to nothing: such a file is read again
+
+    def with_files(self, files: DataFiles) -> Footers:
+        """The same footers for `files`, which list the same files in the same order (a table
+        read again unchanged: its listing's paths and partitions with the cached footers)."""
+        out = Footers.__new__(Footers)
+        for name in Footers.__slots__:
+            setattr(out, name, getattr(self, name))
+        out._files = files._files
+        return out
+
+    def packed(self, i: int) -> Packed:
+        """One file's footer as a worker packs it (statistics still encoded)."""
+        return (self._files._size[i], self._rows[i], self._groups[i], self._writer[i], self.footer(i),
+                self._stats[i], self._kv[i], self._encrypted[i])
+
     # The columns the history reads without building a file.
 
     def footer(self, i: int) -> FooterSchema:
@@ -275,6 +389,16 @@ class Footers(_Sequence[FileFooter]):
 
     def mtime(self, i: int) -> float | None:
         return self._files.mtime(i)
+
+    def size(self, i: int) -> int:
+        return self._files._size[i]
+
+    def raw_rel(self, i: int) -> bytes:
+        return self._files._rel.raw(i)
+
+    def file(self, i: int) -> DataFile:
+        """What the listing said of the file."""
+        return self._files.file(i)
 
     def rows(self, i: int) -> int:
         return self._rows[i]

@@ -44,7 +44,7 @@ class Ignored:
 class Listing:
     root: str
     filesystem: pafs.FileSystem | None  # None on local disk: files are opened with `os`
-    files: Sequence[DataFile]  # lake/compact.py DataFiles: columns, not an object a file
+    files: DataFiles  # columns, not an object a file (lake/compact.py)
     ignored: tuple[Ignored, ...]
     stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
     partition_columns: tuple[str, ...]
@@ -296,11 +296,11 @@ def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[E
                 checksums[_sidecar_target(rel)] = e.size or 0
             ignored.append(Ignored(rel, reason))
             continue
-        files.append(DataFile(path, rel, e.size or 0, _mtime(e.mtime_ns), where.partition))
+        files.add(path, rel, e.size or 0, _mtime(e.mtime_ns), where.partition)
     # Spark sorts leaves by path ("the first file" means this order); entries came sorted that way.
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")
-        for f in files
+        for f in (files if checksums else ())
         if f.rel in checksums and checksums[f.rel] != crc_size(f.size)
     )
     ignored.sort(key=lambda i: i.rel)

@@ -102,9 +102,8 @@ def is_iceberg(listing: Listing) -> bool:
 
 
 def metadata_files(listing: Listing) -> list[str]:
-    return [f.rel for f in listing.files
-            if f.rel.startswith(f"{METADATA_DIR}/") and f.rel.count("/") == 1
-            and f.rel.endswith(METADATA_SUFFIX)]
+    return [rel for rel in listing.files.rels()
+            if rel.startswith(f"{METADATA_DIR}/") and rel.count("/") == 1 and rel.endswith(METADATA_SUFFIX)]
 
 
 def newest_metadata(listing: Listing) -> str:

@@ -22,6 +22,7 @@ import os
 import pickle
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 CHUNK = 500  # files per task: large enough that pickling shares each footer schema per chunk
+# `--engine auto` reads as a Spark job only when a session is already running with more task slots
+# than this machine has cores, and the table has at least this many files: below it, the job's
+# fixed cost outweighs the cores it adds (measured in `make bench`; see README "Engines").
+SPARK_MIN_FILES = 20_000
 REMOTE_THREADS = 64  # reads in flight on an object store: latency-bound, not CPU-bound
 
 
@@ -215,6 +220,25 @@ def _done(future: Future[list[_R]], n: int, progress: Progress | None) -> list[_
     if progress:
         progress(n)
     return result
+
+
+def use_spark(engine: str, files: int, spark: SparkSession | None) -> bool:
+    """Whether to read the footers as a Spark job: `spark` always, `local` never, `auto` when
+    `spark` (a session already running: the audit's, a job's, the user's) has more task slots than
+    this process has cores and the table holds at least SPARK_MIN_FILES files."""
+    if engine != "auto":
+        return engine == "spark"
+    return (spark is not None and files >= SPARK_MIN_FILES
+            and spark.sparkContext.defaultParallelism > len(os.sched_getaffinity(0)))
+
+
+def running_spark() -> SparkSession | None:
+    """The SparkSession already active in this process, if any; never imports pyspark."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
 
 
 def scan_on_spark(listing: Listing, spark: SparkSession, progress: Progress | None = None) -> ScanResult:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
+from schemaguard.lake.cache import Reuse, cache_path, scan_incremental
 from schemaguard.lake.compact import DataFile
 from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
 from schemaguard.lake.discover import Listing, discover, redacted, spark_order_key
@@ -75,6 +77,7 @@ class TableRead:
     delta: DeltaLog | None = None  # the snapshot's log, for a Delta table
     iceberg: IcebergSnapshot | None = None  # the snapshot's metadata, for an Iceberg table
     unreferenced: tuple[DataFile, ...] = ()  # data files on disk that the snapshot leaves out
+    reuse: Reuse | None = None  # footers taken from the incremental cache, when one was given
 
     @property
     def versions(self) -> tuple[SchemaVersion, ...]:
@@ -109,30 +112,35 @@ def locate(location: str, how: ReadOptions = ReadOptions(),
 
 def read_listing(listing: Listing, progress: Callable[[int], None] | None = None,
                  spark: SparkSession | None = None, location: str | None = None,
-                 workers: int | None = None, how: ReadOptions = ReadOptions()) -> TableRead:
-    """`read` of a table already listed (the audit lists every table before reading any)."""
+                 workers: int | None = None, how: ReadOptions = ReadOptions(),
+                 report_dir: Path | None = None, incremental: bool = True) -> TableRead:
+    """`read` of a table already listed (the audit lists every table before reading any). With
+    `report_dir`, the table's cache beside the reports is written anew (lake/cache.py), and unless
+    `incremental` is False the footers of files unchanged since it was written are taken from it."""
     shown = redacted(location) if location else listing.root
     kind = table_format(listing, how, shown)
+    cache = cache_path(report_dir, shown, kind) if report_dir is not None else None
     if kind == "parquet":
         if how.version is not None or how.timestamp is not None:
             raise UsageError(f"{shown}: a version or timestamp needs a Delta or Iceberg table; this is "
                              "a Parquet directory")
-        result = _scan(listing, progress, spark, workers)
-        return TableRead(shown, listing, result, build_history(result.footers), _summaries(listing))
+        result, reuse = _scan(listing, progress, spark, workers, cache, incremental)
+        return TableRead(shown, listing, result, build_history(result.footers), _summaries(listing),
+                         reuse=reuse)
     if kind == "iceberg":
         table = load_static(how.metadata or newest_metadata(listing))
         snap = read_snapshot(table, how.version, how.timestamp)
         snapshot = snapshot_files(listing, snap, how.include_unreferenced)
-        result = _scan(snapshot.listing, progress, spark, workers)
+        result, reuse = _scan(snapshot.listing, progress, spark, workers, cache, incremental)
         result = ScanResult(iceberg_footers(result.footers, snap), result.unreadable)
         return TableRead(shown, snapshot.listing, result, build_history(result.footers), (),
-                         iceberg=snap, unreferenced=snapshot.unreferenced)
+                         iceberg=snap, unreferenced=snapshot.unreferenced, reuse=reuse)
     log = read_log(listing, how.version, how.timestamp)
     snapshot = log_snapshot(listing, log, how.include_unreferenced)
-    result = _scan(snapshot.listing, progress, spark, workers)
+    result, reuse = _scan(snapshot.listing, progress, spark, workers, cache, incremental)
     result = ScanResult(logical_footers(result.footers, log), result.unreadable)
     return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), log,
-                     unreferenced=snapshot.unreferenced)
+                     unreferenced=snapshot.unreferenced, reuse=reuse)
 
 
 def table_format(listing: Listing, how: ReadOptions, shown: str) -> TableFormat:
@@ -153,8 +161,13 @@ def table_format(listing: Listing, how: ReadOptions, shown: str) -> TableFormat:
 
 
 def _scan(listing: Listing, progress: Callable[[int], None] | None, spark: SparkSession | None,
-          workers: int | None) -> ScanResult:
-    return scan_on_spark(listing, spark) if spark is not None else scan(listing, progress, workers)
+          workers: int | None, cache: Path | None, incremental: bool) -> tuple[ScanResult, Reuse | None]:
+    def fresh(files: Listing) -> ScanResult:
+        return scan_on_spark(files, spark, progress) if spark is not None else scan(files, progress, workers)
+
+    if cache is None:
+        return fresh(listing), None
+    return scan_incremental(listing, cache, fresh, progress, incremental)
 
 
 def _summaries(listing: Listing) -> tuple[FileFooter | Unreadable, ...]:

@@ -69,7 +69,8 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
         "ignored": [{"path": i.rel, "why": i.why} for i in table.listing.ignored],
         "findings": [finding_doc(f) for f in findings],
         "counts": {"files": c.files, "read": c.read, "unreadable": c.unreadable, "ignored": c.ignored,
-                   "versions": c.versions, "rows": c.rows, "unreferenced": c.unreferenced},
+                   "versions": c.versions, "rows": c.rows, "unreferenced": c.unreferenced,
+                   "reused": c.reused},
     }
 
 
@@ -126,6 +127,11 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
     out.print(Text.assemble((summary.name, "bold"),
                             f"{kind}  {counts.files} data files, {counts.rows:,} rows, {counts.versions} "
                             f"schema version(s), oldest first by {table.history.ordered_by}"))
+    if table.reuse is not None and table.reuse.ignored:
+        out.print(f"the last run's cache was not used ({table.reuse.ignored}): every footer was read")
+    elif counts.reused:
+        out.print(f"{counts.reused:,} footer(s) of files unchanged since the last run taken from its cache, "
+                  f"{counts.files - counts.reused:,} read (--full reads all)")
     if summary.log_versions:
         out.print(_log_table(summary))
     if counts.unreferenced:
