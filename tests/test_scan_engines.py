@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from schemaguard.demo import build_demo_lake
 from schemaguard.lake.discover import discover
 from schemaguard.lake.history import build_history
-from schemaguard.lake.scan import CHUNK, SPARK_MIN_FILES, scan, scan_on_spark, use_spark
+from schemaguard.lake.scan import CHUNK, scan, scan_on_spark, spark_pays, use_spark
 
 
 def test_spark_engine_matches_local_engine(spark: Any, tmp_path: Path) -> None:
@@ -53,10 +53,11 @@ def test_spark_engine_matches_local_engine_over_many_ranges(spark: Any, tmp_path
     assert on_spark.unreadable == local.unreadable
 
 
-def test_auto_reads_on_spark_only_with_a_running_session_wider_than_this_machine(spark: Any) -> None:
+def test_auto_reads_on_spark_only_with_a_running_session_that_reads_sooner(spark: Any) -> None:
     cores = len(os.sched_getaffinity(0))
     assert use_spark("spark", 1, None) and not use_spark("local", 10**7, spark)
     assert not use_spark("auto", 10**7, None)  # never starts a session of its own
-    wider = spark.sparkContext.defaultParallelism > cores
-    assert use_spark("auto", SPARK_MIN_FILES, spark) == wider  # the test session: local[*]
-    assert not use_spark("auto", SPARK_MIN_FILES - 1, spark)
+    slots = spark.sparkContext.defaultParallelism  # the test session: local[*]
+    assert use_spark("auto", 10**7, spark) == spark_pays(10**7, slots, cores)
+    assert not spark_pays(10**9, cores, cores)  # as many slots as cores: a Spark task reads slower
+    assert not spark_pays(1_000, 100, 2) and spark_pays(10_000, 100, 2)  # a cluster pays on a large table
