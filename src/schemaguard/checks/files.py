@@ -54,9 +54,8 @@ def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
     """Files with encrypted column metadata: their statistics cannot be read, so no proof from
     statistics covers those columns there."""
     by_columns: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for f in table.scan.footers:
-        if f.encrypted:
-            by_columns[f.encrypted].append(f.rel)
+    for rel, columns in table.scan.footers.encrypted_files():
+        by_columns[columns].append(rel)
     return [files_finding(
         "ENCRYPTED_COLUMNS",
         f"{len(files)} file(s) have encrypted column metadata for {', '.join(columns)}: their "

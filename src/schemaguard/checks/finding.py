@@ -183,7 +183,7 @@ class Involved:
 def involved(versions: Iterable[SchemaVersion]) -> Involved:
     """What some versions cover: their files and their partition directories."""
     vs = list(versions)
-    return sampled([f.rel for v in vs for f in v.files], (p for v in vs for p in v.partitions))
+    return sampled([rel for v in vs for rel in v.files.rels()], (p for v in vs for p in v.partitions))
 
 
 def involved_files(rels: Sequence[str]) -> Involved:

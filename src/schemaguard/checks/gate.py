@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Literal
 
 from schemaguard.base import (
@@ -198,21 +199,21 @@ def _spark_input(footer: FooterSchema) -> Schema:
 
 
 def _version_source(v: SchemaVersion) -> _Source:
-    return _Source(v.number, len(v.files), tuple(f.rel for f in v.files[:SAMPLE]), _spark_input(v.footer))
+    return _Source(v.number, len(v.files), tuple(islice(v.files.rels(), SAMPLE)), _spark_input(v.footer))
 
 
 def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     """The gate's verdict from what was read of a table: its listing, footers, summary files and
     versions. Spark is not needed. Quiet breaks fail reads unless `allow_quiet`."""
     history = table.history
-    first_file = {v.number: min(spark_order_key(f.rel) for f in v.files) for v in history.versions if v.files}
+    first_file = {v.number: min(map(spark_order_key, v.files.rels())) for v in history.versions if v.files}
     ordered = sorted((v for v in history.versions if v.files), key=lambda v: first_file[v.number])
-    version_of = {f.rel: v.number for v in history.versions for f in v.files}
+    version_of = {rel: v.number for v in history.versions for rel in v.files.rels()}
 
     unreadable = [Unreadable(u.rel, u.reason) for u in table.scan.unreadable]
     unreadable += [Unreadable(s.rel, s.why) for s in table.listing.stale_checksums]
-    unreadable += [Unreadable(f.rel, f"Spark cannot read it: {v.footer.spark_refusal}")
-                   for v in history.versions if v.footer.spark_refusal for f in v.files]
+    unreadable += [Unreadable(rel, f"Spark cannot read it: {v.footer.spark_refusal}")
+                   for v in history.versions if v.footer.spark_refusal for rel in v.files.rels()]
     summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
     summary_errors: dict[str, str] = {}
     for s in table.summaries:
@@ -434,13 +435,13 @@ def _relabelled(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[Relabelle
         holders = seen.get(key, [])
         if any(_differs(node, n) for _, n in holders):
             out.append(RelabelledColumn(node.path, node.spark, tuple(
-                VersionType(v.number, n.spark, len(v.files), tuple(f.rel for f in v.files[:SAMPLE]))
+                VersionType(v.number, n.spark, len(v.files), tuple(islice(v.files.rels(), SAMPLE)))
                 for v, n in holders)))
     return tuple(out)
 
 
 def _versions_files(versions: Sequence[SchemaVersion]) -> tuple[tuple[int, ...], int, tuple[str, ...]]:
-    files = [f.rel for v in versions for f in v.files[:SAMPLE]]
+    files = [rel for v in versions for rel in islice(v.files.rels(), SAMPLE)]
     return (tuple(sorted(v.number for v in versions)), sum(len(v.files) for v in versions),
             tuple(files[:SAMPLE]))
 
@@ -456,7 +457,7 @@ def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVe
     options = Options(allow_quiet=allow_quiet)
     for v in sorted(ordered, key=lambda v: v.number):
         problems: list[Problem] = errors(can_read(v.footer.schema, reader, "spark-read", options))
-        files = tuple(f.rel for f in v.files[:SAMPLE])
+        files = tuple(islice(v.files.rels(), SAMPLE))
         out += [ReadFailure(which, v.number, len(v.files), files, p.path, p.code, p.message, p.rule)
                 for p in problems]
     return out

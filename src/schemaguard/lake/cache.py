@@ -82,11 +82,15 @@ def scan_incremental(listing: Listing, path: Path, scan: Callable[[Listing], Sca
     started = time.time()
     previous, ignored = _load(path) if reuse else (None, None)
     files = listing.files
-    if previous is not None and previous.describes(files):  # nothing changed: no file read
+    if previous is None:  # the first run, or a cache not used: every footer read
+        result = scan(listing)
+        _save(path, result.footers, started - SETTLE_SECONDS)
+        return result, Reuse(0, len(files), ignored)
+    if previous.describes(files):  # nothing changed: no file read
         if progress:
             progress(len(files))
         return ScanResult(previous.with_files(files), ()), Reuse(len(files), 0)  # the cache holds them all
-    hits = _matches(files, previous) if previous is not None else array("q", [-1]) * len(files)
+    hits = _matches(files, previous)
     misses = DataFiles(files[i] for i, hit in enumerate(hits) if hit < 0)
     if progress and len(misses) < len(files):
         progress(len(files) - len(misses))
@@ -118,7 +122,7 @@ def _matches(files: DataFiles, cached: Footers) -> array[int]:
     return out
 
 
-def _merged(files: DataFiles, hits: array[int], previous: Footers | None, fresh: ScanResult) -> Footers:
+def _merged(files: DataFiles, hits: array[int], previous: Footers, fresh: ScanResult) -> Footers:
     """The footers in listing order: the cache's where it matched, the fresh scan's elsewhere."""
     bad = {u.rel for u in fresh.unreadable}
     kept = files if not bad else DataFiles(f for f in files if f.rel not in bad)
@@ -126,7 +130,6 @@ def _merged(files: DataFiles, hits: array[int], previous: Footers | None, fresh:
     k = 0
     for i, hit in enumerate(hits):
         if hit >= 0:
-            assert previous is not None
             picks.append((previous, hit))
         elif files.rel(i) not in bad:
             picks.append((fresh.footers, k))
@@ -158,8 +161,9 @@ def _key() -> bytes:
 
 def _save(path: Path, footers: Footers, settled_before: float) -> None:
     """The cache of `footers`, files modified before `settled_before` only, written atomically."""
-    keep = [i for i in range(len(footers)) if (t := footers.mtime(i)) is not None and t < settled_before
-            and footers.footer(i).source is not None]
+    sourced = [footer.source is not None for footer in footers.schemas()]
+    keep = [i for i, code in enumerate(footers.footer_codes())
+            if sourced[code] and (t := footers.mtime(i)) is not None and t < settled_before]
     if len(keep) < len(footers):
         footers = Footers.picked(DataFiles(footers.file(i) for i in keep), ((footers, i) for i in keep))
     tables, arrays = footers.to_columns()

@@ -366,6 +366,11 @@ class Footers(_Sequence[FileFooter]):
         out._files = files._files
         return out
 
+    def encrypted_files(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """Each file with encrypted column metadata, and those columns' paths."""
+        values = self._encrypted.values
+        return ((self.rel(i), values[c]) for i, c in enumerate(self._encrypted.codes) if values[c])
+
     def packed(self, i: int) -> Packed:
         """One file's footer as a worker packs it (statistics still encoded)."""
         return (self._files._size[i], self._rows[i], self._groups[i], self._writer[i], self.footer(i),

@@ -217,8 +217,8 @@ def version_rows(run: AuditRun) -> list[dict[str, Any]]:
             "partition_count": len(v.partitions), "rows": v.rows, "first_seen": v.first_seen,
             "last_seen": v.last_seen, "is_current": v.footer.schema == t.current_schema,
             "table_format": t.summary.table.table_format, "table_version": _table_version(t),
-            "log_schemas": sorted({t.summary.log_schema_of[f.rel] for f in v.files
-                                   if f.rel in t.summary.log_schema_of}),
+            "log_schemas": sorted({t.summary.log_schema_of[rel] for rel in v.files.rels()
+                                   if rel in t.summary.log_schema_of}),
         }
         for t in run.tables for v in t.summary.table.versions
     ]

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any
 
 from rich.console import Console
@@ -47,7 +48,7 @@ def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int
             "schema": schema_to_notation(v.footer.schema),
             "spark_schema": schema_to_notation(v.footer.spark_schema) if v.footer.spark_schema else None,
             "columns": [_column_json(c) for c in v.footer.columns],
-            "files": [f.rel for f in v.files[:max_files]],
+            "files": list(islice(v.files.rels(), max_files)),
             "file_count": len(v.files),
             "partitions": list(v.partitions[:max_files]),
             "partition_count": len(v.partitions),
