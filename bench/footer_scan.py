@@ -569,41 +569,28 @@ def ensure_wide_table(columns: int) -> Path:
 MANY_VERSION = 1
 
 
-def ensure_many_files(files: int) -> Path:
-    """`files` small files in 1,000 partitions: copies of the 10,000-file table's files (real
-    footers, four writer schemas), so generating it takes seconds, not hours."""
+def ensure_many_files(files: int, linked: bool = False) -> Path:
+    """`files` small files in 1,000 partitions: the 10,000-file table's files (real footers, four
+    writer schemas) again and again, copied, or as hard links (`linked`: a million directory
+    entries cost little disk), so making it takes a minute, not hours."""
 
     def make(table: Path) -> None:
         sources = list_paths(ensure_table(10_000))
-        log(f"generating {files:,} files (copies of the 10,000-file table's) ...")
+        how = "hard links to" if linked else "copies of"
+        log(f"making {files:,} files ({how} the 10,000-file table's) ...")
         per = math.ceil(files / 1000)
+        place = os.link if linked else shutil.copyfile
         for i in range(files):
             folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
             if i % per == 0:
                 folder.mkdir(parents=True)
-            shutil.copyfile(sources[i % len(sources)], folder / f"part-{i:06d}.parquet")
+            place(sources[i % len(sources)], folder / f"part-{i:07d}.parquet")
 
-    return cached(f"many{files}", json.dumps({"many": MANY_VERSION, "files": files}), make)
+    name, version = ("linked", LINKED_VERSION) if linked else ("many", MANY_VERSION)
+    return cached(f"{name}{files}", json.dumps({name: version, "files": files}), make)
 
 
 LINKED_VERSION = 1
-
-
-def ensure_linked_files(files: int) -> Path:
-    """`files` real Parquet files in 1,000 partitions as hard links to the 10,000-file table's
-    files: a million directory entries cost little disk and are made in about a minute."""
-
-    def make(table: Path) -> None:
-        sources = list_paths(ensure_table(10_000))
-        log(f"linking {files:,} files (hard links to the 10,000-file table's) ...")
-        per = math.ceil(files / 1000)
-        for i in range(files):
-            folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
-            if i % per == 0:
-                folder.mkdir(parents=True)
-            os.link(sources[i % len(sources)], folder / f"part-{i:07d}.parquet")
-
-    return cached(f"linked{files}", json.dumps({"linked": LINKED_VERSION, "files": files}), make)
 
 
 @dataclass(frozen=True, slots=True)
@@ -921,7 +908,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print_scale(scale, processes, help_time(repeat))
     at_scale = [(r.label, r.memory) for r in scale if "file table" in r.label]
     if args.million:
-        at_scale.append((f"{args.million:,}-file table", measure_memory(ensure_linked_files(args.million))))
+        million = ensure_many_files(args.million, linked=True)
+        at_scale.append((f"{args.million:,}-file table", measure_memory(million)))
     print_memory_at_scale(at_scale)
     if args.many:
         print_incremental(time_incremental(ensure_many_files(args.many), repeat))

@@ -35,33 +35,9 @@ _T = TypeVar("_T")
 Partition = tuple[tuple[str, str | None], ...]
 
 
-class Texts:
-    """Strings in one buffer: a million paths are one bytearray and one array of ends."""
-
-    __slots__ = ("_data", "_ends")
-
-    def __init__(self) -> None:
-        self._data = bytearray()
-        self._ends = array("q")
-
-    def append(self, text: str) -> None:
-        # surrogatepass: a path listed from bytes that are not UTF-8 holds lone surrogates
-        self._data += text.encode("utf-8", "surrogatepass")
-        self._ends.append(len(self._data))
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-    def __getitem__(self, i: int) -> str:
-        return self.raw(i).decode("utf-8", "surrogatepass")
-
-    def raw(self, i: int) -> bytes:
-        """The encoded text, for comparing two without decoding either."""
-        return bytes(self._data[self._ends[i - 1] if i else 0:self._ends[i]])
-
-
-class Blobs:
-    """Byte strings in one buffer (each file's encoded statistics)."""
+class Buffer:
+    """Byte strings in one buffer and one array of ends: a million paths (encoded) or files'
+    statistics are two objects, not a million."""
 
     __slots__ = ("_data", "_ends")
 
@@ -73,8 +49,19 @@ class Blobs:
         self._data += blob
         self._ends.append(len(self._data))
 
+    def __len__(self) -> int:
+        return len(self._ends)
+
     def __getitem__(self, i: int) -> bytes:
         return bytes(self._data[self._ends[i - 1] if i else 0:self._ends[i]])
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a name listed from bytes that are not UTF-8
+
+
+def _decoded(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
 
 
 class Codes(Generic[_H]):
@@ -118,7 +105,7 @@ class _Files:
     __slots__ = ("_mtime", "_partition", "_paths", "_prefix", "_rel", "_size")
 
     def __init__(self) -> None:
-        self._rel = Texts()
+        self._rel = Buffer()  # encoded relative paths
         self._prefix: str | None = None
         self._paths: dict[int, str] = {}
         self._size = array("q")
@@ -131,7 +118,7 @@ class _Files:
             self._prefix = path[:-len(rel)] if rel and path.endswith(rel) else ""
         if path != self._prefix + rel:
             self._paths[i] = path
-        self._rel.append(rel)
+        self._rel.append(_encoded(rel))
         self._size.append(size)
         self._mtime.append(math.nan if mtime is None else mtime)
         self._partition.append(partition)
@@ -140,11 +127,11 @@ class _Files:
         return len(self._rel)
 
     def rel(self, i: int) -> str:
-        return self._rel[i]
+        return _decoded(self._rel[i])
 
     def path(self, i: int) -> str:
         found = self._paths.get(i)
-        return found if found is not None else f"{self._prefix}{self._rel[i]}"
+        return found if found is not None else f"{self._prefix}{self.rel(i)}"
 
     def mtime(self, i: int) -> float | None:
         t = self._mtime[i]
@@ -216,7 +203,7 @@ class DataFiles(_Sequence[DataFile]):
         return map(self._files.rel, range(len(self)))
 
     def raw_rel(self, i: int) -> bytes:
-        return self._files._rel.raw(i)
+        return self._files._rel[i]
 
     def __len__(self) -> int:
         return len(self._files)
@@ -260,7 +247,7 @@ class Footers(_Sequence[FileFooter]):
         self._footer: Codes[tuple[str, Any]] = Codes()
         self._footers: dict[tuple[str, Any], FooterSchema] = {}
         self._recent: dict[int, tuple[FooterSchema, tuple[str, Any]]] = {}
-        self._stats = Blobs()
+        self._stats = Buffer()
         self._kv: Codes[tuple[str, ...]] = Codes()
         self._encrypted: Codes[tuple[str, ...]] = Codes()
         for f in footers:
@@ -399,7 +386,7 @@ class Footers(_Sequence[FileFooter]):
         return self._files._size[i]
 
     def raw_rel(self, i: int) -> bytes:
-        return self._files._rel.raw(i)
+        return self._files._rel[i]
 
     def file(self, i: int) -> DataFile:
         """What the listing said of the file."""
