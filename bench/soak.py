@@ -206,12 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     mutator = subprocess.Popen([sys.executable, __file__, "--mutate", str(table), "--seed", str(args.seed)])
     outcomes: dict[str, int] = {}
     start = time.monotonic()
+    longest = 30.0
     try:
         for i in range(args.runs):
             run_id = f"soak-{i:03d}"
-            kill_after = rng.uniform(2.0, 30.0) if i % args.kill_every == args.kill_every - 1 else None
+            # Anywhere in an audit's life, up to the longest whole one so far: Spark's start,
+            # the scan, the reports, the catalog's commits.
+            kill_after = rng.uniform(2.0, longest) if i % args.kill_every == args.kill_every - 1 else None
             began = time.monotonic()
             outcomes[run_id] = code = audit(conf, run_id, home, kill_after, logs)
+            if code != -signal.SIGKILL:
+                longest = max(longest, time.monotonic() - began)
             what = "killed" if code == -signal.SIGKILL else f"exit {code}"
             log(f"  {run_id}: {what} after {time.monotonic() - began:.1f} s")
     finally:
