@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
 
-from schemaguard.lake.discover import discover
+from schemaguard.lake.discover import REMOTE_THREADS, discover
 from schemaguard.lake.scan import scan
 from tests.helpers import run
 from tests.s3_store import KEY, SECRET, Faults, faulty_proxy, moto_server
@@ -73,6 +73,18 @@ def test_footers_read_through_throttling_and_dropped_connections_equal_a_local_r
             assert remote.unreadable == ()
             assert _seen(remote) == _seen(scan(discover(str(local)), workers=1))
     assert {"503", "reset"} <= set(faults.injected)
+
+
+def test_reads_in_flight_are_not_held_back_by_the_sdks_connection_pool(
+        store: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The AWS SDK opens at most as many connections as pyarrow has I/O threads (at least 25);
+    REMOTE_THREADS reads in flight need as many, or the store's latency is paid 25 files at a time."""
+    endpoint, _ = store
+    faults = Faults(latency=0.2)  # long enough that every reader's first request waits at once
+    with faulty_proxy(endpoint, faults) as proxy:
+        _environment(monkeypatch, proxy)
+        assert len(scan(discover(f"s3://{BUCKET}/orders")).footers) == 60
+    assert 25 < faults.peak <= REMOTE_THREADS
 
 
 def test_credentials_never_reach_output_or_reports(store: tuple[str, Path], tmp_path: Path,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, encode_stats, pack, read_footer
 from schemaguard.lake.compact import DataFile, DataFiles, Footers
-from schemaguard.lake.discover import Listing
+from schemaguard.lake.discover import REMOTE_THREADS, Listing
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -46,7 +46,6 @@ CHUNK = 500  # files per task: large enough that pickling shares each footer sch
 SPARK_JOB_SECONDS = 0.5
 SPARK_FILE_SECONDS = 0.23e-3  # read, packed and pickled in a Python worker, unpickled by the driver
 LOCAL_FILE_SECONDS = 0.136e-3  # read in a forked worker, sent back and kept
-REMOTE_THREADS = 64  # reads in flight on an object store: latency-bound, not CPU-bound
 
 
 @dataclass(frozen=True, slots=True)
