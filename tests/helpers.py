@@ -59,3 +59,28 @@ def sql_catalog(folder: Path) -> Iterator[Any]:
         yield cat
     finally:
         cat.engine.dispose()
+
+
+def many_folders(root: Path, folders: int = 40) -> Path:
+    """A table of more top directories than a listing is split at, with what a listing must get
+    right in them: nested partitions, a skipped and a hidden directory with files, an empty one, a
+    checksum sidecar, a FIFO, a name that is not UTF-8 and a link back to the root (a cycle)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": pa.array([1, 2], pa.int64())})
+    for i in range(folders):
+        folder = root / f"dt=2024-01-{i:02d}" / f"h={i % 3}"
+        folder.mkdir(parents=True)
+        pq.write_table(table, folder / "part-0.parquet")
+    for name in ("_tmp", ".hidden", "_delta_log"):
+        (root / name).mkdir()
+        pq.write_table(table, root / name / "part-0.parquet")
+    (root / "empty").mkdir()
+    (root / "dt=2024-01-01" / "h=1" / ".part-0.parquet.crc").write_bytes(b"crc\0" + bytes(8))
+    os.mkfifo(root / "dt=2024-01-02" / "a-fifo")
+    with open(bytes(root / "dt=2024-01-00") + b"/caf\xe9.parquet", "wb") as latin1:
+        pq.write_table(table, latin1)
+    (root / "dt=2024-01-01" / "loop").symlink_to(root, target_is_directory=True)
+    pq.write_table(table, root / "top.parquet")
+    return root

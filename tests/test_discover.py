@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,13 +20,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemaguard.lake.discover import (
+    LIST_SPLIT,
     DiscoveryError,
     Listing,
+    Subtree,
     crc_size,
     discover,
+    list_subtrees,
     parse_partition,
 )
 from schemaguard.lake.scan import ScanResult, Unreadable, scan
+from tests.helpers import many_folders
 
 TABLE = pa.table({"id": pa.array(range(100), pa.int64()), "name": [f"n{i}" for i in range(100)]})
 
@@ -409,3 +414,33 @@ def test_worker_processes_give_the_in_process_result(tmp_path: Path, good_bytes:
     assert [f.rel for f in parallel.footers] == sorted(f.rel for f in parallel.footers)
     assert {f.fingerprint for f in parallel.footers} == {f.fingerprint for f in in_process.footers}
     assert len({f.fingerprint for f in parallel.footers}) == 2
+
+
+def _same(listing: Listing) -> tuple[object, ...]:
+    return (listing.root, tuple(listing.files), listing.ignored, listing.stale_checksums,
+            listing.partition_columns)
+
+
+def test_a_listing_split_by_top_directory_equals_the_whole_walk(tmp_path: Path) -> None:
+    """Past LIST_SPLIT top directories a lister (a Spark job in use) lists each; handed back in
+    any order, the listing is the same, cycles, skipped names and findings included."""
+    root = many_folders(tmp_path / "t", folders=LIST_SPLIT + 8)
+    asked: list[str] = []
+
+    def backwards(filesystem: object, folders: Sequence[str]) -> Iterator[Subtree]:
+        asked.extend(folders)
+        return list_subtrees(None, reversed(folders))
+
+    whole = discover(str(root))
+    split = discover(str(root), backwards)
+    assert len(asked) == LIST_SPLIT + 8 + 4 and _same(split) == _same(whole)
+    assert len(whole.files) == LIST_SPLIT + 8 + 2 and any("FIFO" in i.why for i in whole.ignored)
+
+
+def test_a_table_of_few_directories_is_listed_here(tmp_path: Path) -> None:
+    root = many_folders(tmp_path / "t", folders=3)
+
+    def refuse(filesystem: object, folders: Sequence[str]) -> Iterator[Subtree]:
+        raise AssertionError("listed elsewhere")
+
+    assert _same(discover(str(root), refuse)) == _same(discover(str(root)))

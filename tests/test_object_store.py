@@ -6,7 +6,7 @@ local read of the same files, and credentials never appear in any output."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
 
-from schemaguard.lake.discover import REMOTE_THREADS, discover
+from schemaguard.lake.discover import LIST_SPLIT, REMOTE_THREADS, Subtree, discover, list_subtrees
 from schemaguard.lake.scan import scan
-from tests.helpers import run
+from tests.helpers import many_folders, run
 from tests.s3_store import KEY, SECRET, Faults, faulty_proxy, moto_server
 
 BUCKET = "lake"
@@ -85,6 +85,29 @@ def test_reads_in_flight_are_not_held_back_by_the_sdks_connection_pool(
         _environment(monkeypatch, proxy)
         assert len(scan(discover(f"s3://{BUCKET}/orders")).footers) == 60
     assert 25 < faults.peak <= REMOTE_THREADS
+
+
+def test_a_listing_split_by_top_directory_equals_one_listing_of_the_store(
+        store: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    endpoint, _ = store
+    _environment(monkeypatch, endpoint)
+    local = many_folders(tmp_path / "many", folders=LIST_SPLIT + 4)
+    s3 = pafs.S3FileSystem(access_key=KEY, secret_key=SECRET, endpoint_override=endpoint, scheme="http",
+                           region="us-east-1")
+    for path in local.rglob("*.parquet"):
+        if path.is_file() and "loop" not in path.parts and path.name.isascii():
+            with s3.open_output_stream(f"{BUCKET}/many/{path.relative_to(local)}") as out:
+                out.write(path.read_bytes())
+    asked: list[str] = []
+
+    def here(filesystem: pafs.FileSystem | None, folders: Sequence[str]) -> Iterator[Subtree]:
+        asked.extend(folders)
+        return list_subtrees(filesystem, reversed(folders))
+
+    whole, split = discover(f"s3://{BUCKET}/many"), discover(f"s3://{BUCKET}/many", here)
+    assert len(asked) == LIST_SPLIT + 4 + 3  # and _tmp, .hidden, _delta_log
+    assert tuple(split.files) == tuple(whole.files) and len(whole.files) == LIST_SPLIT + 4 + 1
+    assert (split.ignored, split.partition_columns) == (whole.ignored, whole.partition_columns)
 
 
 def test_credentials_never_reach_output_or_reports(store: tuple[str, Path], tmp_path: Path,

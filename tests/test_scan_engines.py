@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemaguard.demo import build_demo_lake
-from schemaguard.lake.discover import discover
+from schemaguard.lake.discover import LIST_SPLIT, discover
 from schemaguard.lake.history import build_history
-from schemaguard.lake.scan import CHUNK, scan, scan_on_spark, spark_pays, use_spark
+from schemaguard.lake.scan import CHUNK, lister_for, scan, scan_on_spark, spark_lister, spark_pays, use_spark
+from tests.helpers import many_folders
 
 
 def test_spark_engine_matches_local_engine(spark: Any, tmp_path: Path) -> None:
@@ -61,3 +62,17 @@ def test_auto_reads_on_spark_only_with_a_running_session_that_reads_sooner(spark
     assert use_spark("auto", 10**7, spark) == spark_pays(10**7, slots, cores)
     assert not spark_pays(10**9, cores, cores)  # as many slots as cores: a Spark task reads slower
     assert not spark_pays(1_000, 100, 2) and spark_pays(10_000, 100, 2)  # a cluster pays on a large table
+
+
+def test_a_listing_by_spark_tasks_equals_the_local_walk(spark: Any, tmp_path: Path) -> None:
+    root = str(many_folders(tmp_path / "t", folders=LIST_SPLIT + 8))
+    local, on_spark = discover(root), discover(root, spark_lister(spark))
+    assert tuple(on_spark.files) == tuple(local.files) and len(local.files) == LIST_SPLIT + 10
+    assert (on_spark.ignored, on_spark.partition_columns) == (local.ignored, local.partition_columns)
+
+
+def test_spark_lists_only_for_the_spark_engine_or_a_session_of_more_slots(spark: Any) -> None:
+    slots = spark.sparkContext.defaultParallelism
+    assert lister_for("spark", spark) is not None
+    assert lister_for("local", spark) is None and lister_for("auto", None) is None
+    assert (lister_for("auto", spark) is not None) == (slots > len(os.sched_getaffinity(0)))

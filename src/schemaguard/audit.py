@@ -24,9 +24,9 @@ from schemaguard.checks.summary import summarize
 from schemaguard.checks.waivers import waive, waiver_findings
 from schemaguard.config import AuditConfig, TableConfig
 from schemaguard.errors import UsageError, first_line
-from schemaguard.lake.discover import DiscoveryError, Listing, discover
+from schemaguard.lake.discover import DiscoveryError, Lister, Listing, discover
 from schemaguard.lake.iceberg import CatalogRef
-from schemaguard.lake.scan import use_spark
+from schemaguard.lake.scan import lister_for, use_spark
 from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
 from schemaguard.proofs import ProofResult
@@ -71,7 +71,8 @@ def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSessio
               progress: Progress = no_progress, now: datetime | None = None) -> AuditRun:
     started = now or datetime.now(UTC)
     clock = time.monotonic()
-    targets = [_target(t, spark) for t in config.tables]  # every listing first: fail before reading
+    lister = lister_for(config.engine, spark)
+    targets = [_target(t, spark, lister) for t in config.tables]  # every listing first: fail early
     tables = []
     for target in targets:
         with progress(len(target.listing.files), label=target.table.name) as advance:
@@ -82,7 +83,7 @@ def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSessio
                     tuple(tables), tuple(run_findings))
 
 
-def _target(table: TableConfig, spark: SparkSession | None) -> _Target:
+def _target(table: TableConfig, spark: SparkSession | None, lister: Lister | None) -> _Target:
     schema = None
     how = ReadOptions()
     if table.catalog_table is None:
@@ -99,7 +100,7 @@ def _target(table: TableConfig, spark: SparkSession | None) -> _Target:
     else:
         location, schema = catalog_table(spark, table.catalog_table)
     try:
-        return _Target(table, discover(location), schema, how)
+        return _Target(table, discover(location, lister), schema, how)
     except DiscoveryError as e:
         raise AuditError(f"table {table.name}: {e}") from None
 

@@ -598,19 +598,18 @@ def _read_table(path: str, output: OutputFormat, engine: Engine = Engine.auto,
                 how: ReadOptions | None = None, catalog: CatalogRef | None = None) -> TableRead:
     """A table read for a command, with a progress bar on long text-mode scans."""
     from schemaguard.lake.discover import discover
-    from schemaguard.lake.scan import running_spark, use_spark
+    from schemaguard.lake.scan import lister_for, running_spark, use_spark
     from schemaguard.lake.table import ReadOptions, locate, read_listing
     from schemaguard.report.scan import progress
 
     root, how = locate(path, how or ReadOptions(), catalog)
-    listing = discover(root)
     spark = running_spark()
-    if use_spark(engine, len(listing.files), spark):
-        if spark is None:
-            from schemaguard.spark import get_spark
+    if engine == Engine.spark and spark is None:
+        from schemaguard.spark import get_spark
 
-            spark = get_spark("schemaguard-scan")
-    else:
+        spark = get_spark("schemaguard-scan")
+    listing = discover(root, lister_for(engine.value, spark))
+    if not use_spark(engine.value, len(listing.files), spark):
         spark = None
     with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
         return read_listing(listing, advance, spark, location=path, how=how)

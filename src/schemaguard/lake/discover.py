@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -170,12 +170,28 @@ def _absolute(location: str) -> str:
     return str(Path(location).expanduser().absolute())
 
 
-def discover(location: str) -> Listing:
+LIST_SPLIT = 32  # Spark's spark.sql.sources.parallelPartitionDiscovery.threshold default
+
+# Lists each of a table's top directories, maybe elsewhere (a Spark job: lake/scan.py `spark_lister`).
+Lister = Callable[["pafs.FileSystem | None", Sequence[str]], Iterable["Subtree"]]
+
+
+class Subtree(NamedTuple):
+    """One top directory's listing, as a lister gives it back."""
+
+    entries: list[Entry]
+    error: str | None  # an object store's listing failed: the whole table cannot be listed
+
+
+def discover(location: str, lister: Lister | None = None) -> Listing:
+    """The table at `location` listed as Spark lists it. With `lister`, a table of more than
+    LIST_SPLIT top directories has each of them listed by it (as Spark lists a table's partition
+    directories in a job of their own past the same threshold); the result is the same."""
     if "://" not in location:
-        return _discover_local(_absolute(location), location)
+        return _discover_local(_absolute(location), location, lister)
     filesystem, root, is_local = resolve(location)
     if is_local:  # a file:// URI
-        return _discover_local(root, location)
+        return _discover_local(root, location, lister)
     import pyarrow as pa
     from pyarrow import fs as pafs
 
@@ -186,9 +202,16 @@ def discover(location: str) -> Listing:
         if info.type == pafs.FileType.File:  # a single file is a table of one file
             one = DataFile(root, info.base_name, info.size or 0, _mtime(info.mtime_ns), ())
             return Listing(root, filesystem, DataFiles((one,)), (), (), ())
-        kinds: dict[pafs.FileType, Kind] = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
-        entries = [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
-                   for i in filesystem.get_file_info(pafs.FileSelector(root, recursive=True))]
+        top = _remote_entries(filesystem, root, recursive=False) if lister is not None else []
+        folders = [e.path for e in top if e.kind == "dir"]
+        if lister is not None and len(folders) > LIST_SPLIT:
+            entries = top
+            for subtree in lister(filesystem, folders):
+                if subtree.error is not None:
+                    raise DiscoveryError(f"cannot list {redacted(location)}: {subtree.error}")
+                entries += subtree.entries
+        else:  # one listing of the whole tree: fewer requests than one a directory
+            entries = _remote_entries(filesystem, root, recursive=True)
     except UnicodeDecodeError:  # pyarrow decodes a name when asked for it
         raise DiscoveryError(f"cannot list {redacted(location)}: a name in it is not valid UTF-8") from None
     except (pa.ArrowException, OSError) as e:
@@ -196,7 +219,36 @@ def discover(location: str) -> Listing:
     return _classify(root, filesystem, entries)
 
 
-def _discover_local(root: str, location: str) -> Listing:
+def _remote_entries(filesystem: pafs.FileSystem, folder: str, recursive: bool) -> list[Entry]:
+    from pyarrow import fs as pafs
+
+    kinds: dict[pafs.FileType, Kind] = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
+    return [Entry(i.path, kinds.get(i.type, "other"), i.size, i.mtime_ns)
+            for i in filesystem.get_file_info(pafs.FileSelector(folder, recursive=recursive))]
+
+
+def list_subtrees(filesystem: pafs.FileSystem | None, folders: Iterable[str]) -> Iterator[Subtree]:
+    """Top directories listed where this runs (a lister's work): a local one as the whole walk
+    lists it below the table's root, a remote one recursively."""
+    for folder in folders:
+        if filesystem is None:
+            try:
+                st = os.stat(folder)
+                root = os.stat(os.path.dirname(folder))
+                found, _ = _walk_local(folder, st, frozenset({(root.st_dev, root.st_ino)}))
+            except OSError as e:  # as the whole walk reports a directory it cannot list
+                found = [Entry(folder, "unlistable", None, None, e.strerror or first_line(e))]
+            yield Subtree(found, None)
+            continue
+        try:
+            yield Subtree(_remote_entries(filesystem, folder, recursive=True), None)
+        except UnicodeDecodeError:
+            yield Subtree([], "a name in it is not valid UTF-8")
+        except Exception as e:  # the driver says it, as it says a failed listing of its own
+            yield Subtree([], first_line(e))
+
+
+def _discover_local(root: str, location: str, lister: Lister | None) -> Listing:
     try:
         st = os.stat(root)
     except FileNotFoundError:
@@ -209,9 +261,13 @@ def _discover_local(root: str, location: str) -> Listing:
     if not stat.S_ISDIR(st.st_mode):
         raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
     try:
-        entries = _walk_local(root, st)
+        entries, below = _walk_local(root, st, top_only=lister is not None)
     except OSError as e:  # the root itself cannot be listed
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
+    if below:
+        subtrees = lister(None, below) if lister is not None and len(below) > LIST_SPLIT else \
+            list_subtrees(None, below)
+        entries += [e for subtree in subtrees for e in subtree.entries]
     return _classify(root, None, entries)
 
 
@@ -228,13 +284,16 @@ class Entry(NamedTuple):
     why: str | None = None  # why an unlistable directory could not be listed
 
 
-def _walk_local(root: str, st: os.stat_result) -> list[Entry]:
-    """A local listing by `os.scandir` from `root` (whose `stat` is `st`), one `stat` per entry. It
-    follows symbolic links as pyarrow's and Hadoop's local listings do, but never into a directory
-    it is already inside (a link cycle). A directory below the root that it cannot list is an
-    entry of its own, reported, not a dead run; the root itself raises."""
+def _walk_local(root: str, st: os.stat_result, above: frozenset[tuple[int, int]] = frozenset(),
+                top_only: bool = False) -> tuple[list[Entry], list[str]]:
+    """A local listing by `os.scandir` from `root` (whose `stat` is `st`, inside the directories
+    `above`), one `stat` per entry. It follows symbolic links as pyarrow's and Hadoop's local
+    listings do, but never into a directory it is already inside (a link cycle). A directory below
+    the root that it cannot list is an entry of its own, reported, not a dead run; the root itself
+    raises. With `top_only`, the directories the root holds are given back to be walked apart."""
     found: list[Entry] = []
-    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(root, frozenset({(st.st_dev, st.st_ino)}))]
+    below: list[str] = []
+    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(root, above | {(st.st_dev, st.st_ino)})]
     while stack:
         folder, inside = stack.pop()
         try:
@@ -253,13 +312,17 @@ def _walk_local(root: str, st: os.stat_result) -> list[Entry]:
             if stat.S_ISDIR(st.st_mode):
                 found.append(Entry(child.path, "dir", None, None))
                 key = (st.st_dev, st.st_ino)
-                if key not in inside:
+                if key in inside:
+                    continue
+                if top_only:
+                    below.append(child.path)
+                else:
                     stack.append((child.path, inside | {key}))
             elif stat.S_ISREG(st.st_mode):
                 found.append(Entry(child.path, "file", st.st_size, st.st_mtime_ns))
             else:
                 found.append(Entry(child.path, "other", None, None))
-    return found
+    return found, below
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, encode_stats, pack, read_footer
 from schemaguard.lake.compact import DataFile, DataFiles, Footers
-from schemaguard.lake.discover import REMOTE_THREADS, Listing
+from schemaguard.lake.discover import REMOTE_THREADS, Lister, Listing, Subtree, list_subtrees
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -236,6 +236,32 @@ def spark_pays(files: int, slots: int, cores: int) -> bool:
     workers: never with as many slots as cores (a Spark task reads slower), and with 100 slots
     against 2 cores from about 7,600 files."""
     return SPARK_JOB_SECONDS + files * SPARK_FILE_SECONDS / slots < files * LOCAL_FILE_SECONDS / cores
+
+
+def lister_for(engine: str, spark: SparkSession | None) -> Lister | None:
+    """Who lists a table's top directories: a Spark job when the engine is `spark`, or `auto` with
+    a session running whose task slots outnumber the local cores; else this process."""
+    if spark is None or engine == "local":
+        return None
+    if engine == "auto" and spark.sparkContext.defaultParallelism <= len(os.sched_getaffinity(0)):
+        return None
+    return spark_lister(spark)
+
+
+def spark_lister(spark: SparkSession) -> Lister:
+    """Directories listed by Spark tasks, as Spark's own parallel partition discovery does; each
+    task gives back its directories' entries as one pickled blob, in the order it was given them."""
+    def lister(filesystem: pafs.FileSystem | None, folders: Sequence[str]) -> Iterator[Subtree]:
+        tasks = spark.sparkContext.parallelize(list(folders), min(len(folders), 2 * spark.sparkContext
+                                                                  .defaultParallelism))
+        for blob in tasks.mapPartitions(lambda part: _listing_task(part, filesystem)).collect():
+            yield from pickle.loads(blob)
+
+    return lister
+
+
+def _listing_task(folders: Iterable[str], filesystem: pafs.FileSystem | None) -> Iterator[bytes]:
+    yield pickle.dumps(list(list_subtrees(filesystem, folders)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def running_spark() -> SparkSession | None:
