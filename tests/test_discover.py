@@ -28,6 +28,7 @@ from schemaguard.lake.discover import (
     discover,
     list_subtrees,
     parse_partition,
+    spark_order_key,
 )
 from schemaguard.lake.scan import ScanResult, Unreadable, scan
 from tests.helpers import many_folders
@@ -188,6 +189,17 @@ def test_files_are_sorted_by_path(tmp_path: Path) -> None:
         write(tmp_path / name)
     listing = discover(str(tmp_path))
     assert rels(listing) == sorted(names)
+
+
+def test_a_walk_gives_files_in_the_order_of_their_whole_paths(tmp_path: Path) -> None:
+    """The walk sorts one directory at a time, and still gives Spark's order of whole paths:
+    `a-c` before `a/b` ('-' sorts before '/'), and UTF-16 order beyond the BMP."""
+    names = ["a/b.parquet", "a-c.parquet", "a.parquet", "a/x/y.parquet", "a0.parquet", "a/x-.parquet",
+             "\U0001f600.parquet", "\ufffd.parquet", "b=\U0001f600/z.parquet", "b=\ufffd/z.parquet"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        write(tmp_path / name)
+    assert rels(discover(str(tmp_path))) == sorted(names, key=spark_order_key) != sorted(names)
 
 
 def test_data_file_sizes_and_mtimes_come_from_the_filesystem(tmp_path: Path) -> None:

@@ -177,9 +177,10 @@ Lister = Callable[["pafs.FileSystem | None", Sequence[str]], Iterable["Subtree"]
 
 
 class Subtree(NamedTuple):
-    """One top directory's listing, as a lister gives it back."""
+    """One top directory's listing, as a lister gives it back (in any order)."""
 
-    entries: list[Entry]
+    folder: str
+    entries: list[Entry]  # in Spark's order
     error: str | None  # an object store's listing failed: the whole table cannot be listed
 
 
@@ -210,8 +211,10 @@ def discover(location: str, lister: Lister | None = None) -> Listing:
                 if subtree.error is not None:
                     raise DiscoveryError(f"cannot list {redacted(location)}: {subtree.error}")
                 entries += subtree.entries
+            entries.sort(key=lambda e: spark_order_key(e.path))
         else:  # one listing of the whole tree: fewer requests than one a directory
-            entries = _remote_entries(filesystem, root, recursive=True)
+            entries = sorted(_remote_entries(filesystem, root, recursive=True),
+                             key=lambda e: spark_order_key(e.path))
     except UnicodeDecodeError:  # pyarrow decodes a name when asked for it
         raise DiscoveryError(f"cannot list {redacted(location)}: a name in it is not valid UTF-8") from None
     except (pa.ArrowException, OSError) as e:
@@ -233,19 +236,19 @@ def list_subtrees(filesystem: pafs.FileSystem | None, folders: Iterable[str]) ->
     for folder in folders:
         if filesystem is None:
             try:
-                st = os.stat(folder)
-                root = os.stat(os.path.dirname(folder))
-                found, _ = _walk_local(folder, st, frozenset({(root.st_dev, root.st_ino)}))
+                root, st = os.stat(os.path.dirname(folder)), os.stat(folder)
+                inside = frozenset({(root.st_dev, root.st_ino), (st.st_dev, st.st_ino)})
+                found = list(_walk_local(_below(folder, inside)))
             except OSError as e:  # as the whole walk reports a directory it cannot list
                 found = [Entry(folder, "unlistable", None, None, e.strerror or first_line(e))]
-            yield Subtree(found, None)
+            yield Subtree(folder, found, None)
             continue
         try:
-            yield Subtree(_remote_entries(filesystem, folder, recursive=True), None)
+            yield Subtree(folder, _remote_entries(filesystem, folder, recursive=True), None)
         except UnicodeDecodeError:
-            yield Subtree([], "a name in it is not valid UTF-8")
+            yield Subtree(folder, [], "a name in it is not valid UTF-8")
         except Exception as e:  # the driver says it, as it says a failed listing of its own
-            yield Subtree([], first_line(e))
+            yield Subtree(folder, [], first_line(e))
 
 
 def _discover_local(root: str, location: str, lister: Lister | None) -> Listing:
@@ -261,14 +264,15 @@ def _discover_local(root: str, location: str, lister: Lister | None) -> Listing:
     if not stat.S_ISDIR(st.st_mode):
         raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
     try:
-        entries, below = _walk_local(root, st, top_only=lister is not None)
+        top = _children(root, frozenset({(st.st_dev, st.st_ino)}))
     except OSError as e:  # the root itself cannot be listed
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
-    if below:
-        subtrees = lister(None, below) if lister is not None and len(below) > LIST_SPLIT else \
-            list_subtrees(None, below)
-        entries += [e for subtree in subtrees for e in subtree.entries]
-    return _classify(root, None, entries)
+    folders = [e.path for e, inside in top if inside is not None]
+    if lister is None or len(folders) <= LIST_SPLIT:
+        return _classify(root, None, _walk_local(top))
+    subtrees = {s.folder: s.entries for s in lister(None, folders)}
+    return _classify(root, None, (e for entry, inside in top for e in
+                                  (entry, *(subtrees[entry.path] if inside is not None else ()))))
 
 
 Kind = Literal["file", "dir", "other", "unlistable"]  # other: a FIFO, socket or device
@@ -284,45 +288,56 @@ class Entry(NamedTuple):
     why: str | None = None  # why an unlistable directory could not be listed
 
 
-def _walk_local(root: str, st: os.stat_result, above: frozenset[tuple[int, int]] = frozenset(),
-                top_only: bool = False) -> tuple[list[Entry], list[str]]:
-    """A local listing by `os.scandir` from `root` (whose `stat` is `st`, inside the directories
-    `above`), one `stat` per entry. It follows symbolic links as pyarrow's and Hadoop's local
-    listings do, but never into a directory it is already inside (a link cycle). A directory below
-    the root that it cannot list is an entry of its own, reported, not a dead run; the root itself
-    raises. With `top_only`, the directories the root holds are given back to be walked apart."""
-    found: list[Entry] = []
-    below: list[str] = []
-    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(root, above | {(st.st_dev, st.st_ino)})]
+Inside = frozenset[tuple[int, int]]  # the directories a walk is inside, by (device, inode)
+
+
+def _walk_local(top: list[tuple[Entry, Inside | None]]) -> Iterator[Entry]:
+    """The entries below a directory whose `_children` are `top`, depth first, in Spark's order (a
+    directory before what it holds), one directory's entries held at a time: a listing never
+    holds every path at once. It follows symbolic links as pyarrow's and Hadoop's local listings
+    do, but never into a directory it is already inside (a link cycle). A directory below the
+    root that it cannot list is an entry of its own, reported, not a dead run."""
+    stack = [iter(top)]
     while stack:
-        folder, inside = stack.pop()
+        for entry, inside in stack[-1]:
+            yield entry
+            if inside is not None:
+                stack.append(iter(_below(entry.path, inside)))
+                break
+        else:
+            stack.pop()
+
+
+def _below(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
+    try:
+        return _children(folder, inside)
+    except OSError as e:
+        return [(Entry(folder, "unlistable", None, None, e.strerror or first_line(e)), None)]
+
+
+def _children(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
+    """A directory's entries by `os.scandir`, one `stat` each, in Spark's order: a path sorts by
+    its UTF-16 units, and all a directory holds sorts as its name followed by `/`. Each directory
+    comes with the set to walk it with, or None where it would close a link cycle."""
+    with os.scandir(folder) as listing:
+        children = list(listing)
+    found: list[tuple[bytes, Entry, Inside | None]] = []
+    for child in children:
         try:
-            with os.scandir(folder) as listing:
-                children = list(listing)
-        except OSError as e:
-            if folder == root:
-                raise
-            found.append(Entry(folder, "unlistable", None, None, e.strerror or first_line(e)))
-            continue
-        for child in children:
-            try:
-                st = child.stat()
-            except OSError:
-                continue  # vanished since it was listed, or a dangling link: not listed, as pyarrow
-            if stat.S_ISDIR(st.st_mode):
-                found.append(Entry(child.path, "dir", None, None))
-                key = (st.st_dev, st.st_ino)
-                if key in inside:
-                    continue
-                if top_only:
-                    below.append(child.path)
-                else:
-                    stack.append((child.path, inside | {key}))
-            elif stat.S_ISREG(st.st_mode):
-                found.append(Entry(child.path, "file", st.st_size, st.st_mtime_ns))
-            else:
-                found.append(Entry(child.path, "other", None, None))
-    return found, below
+            st = child.stat()
+        except OSError:
+            continue  # vanished since it was listed, or a dangling link: not listed, as pyarrow
+        if stat.S_ISDIR(st.st_mode):
+            key = (st.st_dev, st.st_ino)
+            found.append((spark_order_key(child.name + "/"), Entry(child.path, "dir", None, None),
+                          None if key in inside else inside | {key}))
+        elif stat.S_ISREG(st.st_mode):
+            found.append((spark_order_key(child.name), Entry(child.path, "file", st.st_size, st.st_mtime_ns),
+                          None))
+        else:
+            found.append((spark_order_key(child.name), Entry(child.path, "other", None, None), None))
+    found.sort(key=lambda f: f[0])
+    return [(entry, walk) for _, entry, walk in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,14 +348,15 @@ class _Dir:
     partition: tuple[tuple[str, str | None], ...]
 
 
-def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Sequence[Entry]) -> Listing:
+def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Iterable[Entry]) -> Listing:
+    """Entries given in Spark's order (a directory before what it holds) made a listing."""
     prefix = root.rstrip("/") + "/"
     files = DataFiles()
     ignored: list[Ignored] = []
     checksums: dict[str, int] = {}
     dirs: dict[str, _Dir] = {"": _Dir(False, ())}
     cut = len(prefix)
-    for e in sorted(entries, key=lambda e: spark_order_key(e.path)):  # a directory before what it holds
+    for e in entries:
         path = e.path
         rel = path[cut:] if path.startswith(prefix) else path
         if not rel.isascii():
