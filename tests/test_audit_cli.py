@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,26 @@ def test_the_audit_ends_with_the_summary_and_exit_1_for_the_demo_findings(audite
     assert "orders" in first.stdout and "SPARK_MERGE_CONFLICT" in first.stdout
     assert "FAIL" in first.stdout
     assert "SELECT" in first.stdout and "audit_cli" in first.stdout  # the query to see the findings
+
+
+def test_the_audits_time_is_the_whole_commands_split_into_its_phases(audited: dict[str, object]) -> None:
+    """The header's time is the whole run's, Spark's start and the catalog write included; the
+    summary says where it went. The report files, written before the catalog, say what they knew."""
+    first, work = audited["first"], audited["work"]
+    assert isinstance(first, subprocess.CompletedProcess) and isinstance(work, Path)
+    text = " ".join(first.stdout.split())  # as a person reads it, however the terminal wrapped it
+    header = re.search(r"took (\S+ (?:s|min)) fail level", text)
+    split = re.search(r"took (\S+ (?:s|min)) \(Spark start (\S+) s, reading \S+ s, .*catalog write (\S+) s\)",
+                      text)
+    assert header and split and header.group(1) == split.group(1), text
+    spark_start, catalog = float(split.group(2)), float(split.group(3))
+    assert spark_start > 0 and catalog > 0
+    assert float(header.group(1).split()[0]) >= spark_start + catalog - 0.2
+    doc = json.loads((work / "reports" / RUN_ID / "report.json").read_text())
+    seconds = doc["seconds"]
+    assert seconds["catalog"] == 0 and seconds["spark_start"] > 0
+    phases = seconds["spark_start"] + seconds["reading"] + seconds["checks"] + seconds["proofs"]
+    assert seconds["total"] >= phases
 
 
 def test_the_audit_never_writes_into_the_lake(audited: dict[str, object]) -> None:

@@ -30,11 +30,11 @@ from schemaguard.audit import run_audit
 from schemaguard.checks.finding import Finding
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.outcome import AuditRun, Phases
+from schemaguard.report import common, junit, markdown, sarif, terminal
 from schemaguard.report import folder as report_folder
 from schemaguard.report import html as html_report
 from schemaguard.report import json as json_report
-from schemaguard.report import junit, markdown, sarif, terminal
 
 CHROMIUM = Path("/usr/bin/chromium")
 ACTIVE = "orders:LOGICAL_TYPE_DRIFT:ts"
@@ -98,6 +98,15 @@ def by_code(findings: list[dict[str, Any]], code: str) -> dict[str, dict[str, An
 
 # ---------------------------------------------------------------------------------------------
 # JSON
+
+
+def test_the_time_split_names_each_phase_that_took_time(run: AuditRun) -> None:
+    timed = replace(run, finished_at=run.started_at + timedelta(seconds=20),
+                    phases=Phases(spark_start=14.06, reading=0.84, checks=0.01, proofs=3.2))
+    assert common.took(timed) == "20.0 s (Spark start 14.1 s, reading 0.8 s, proofs 3.2 s)"
+    assert common.took(replace(timed, phases=Phases())) == "20.0 s"
+    assert json_report.to_json(timed)["seconds"] == {
+        "total": 20.0, "spark_start": 14.06, "reading": 0.84, "checks": 0.01, "proofs": 3.2, "catalog": 0.0}
 
 
 def test_json_has_stable_keys_and_the_audit_values(run: AuditRun) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -31,7 +31,7 @@ from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
 from schemaguard.proofs import ProofResult
 from schemaguard.proofs.findings import proof_finding
-from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.outcome import AuditRun, Phases, TableAudit
 from schemaguard.proofs.run import run_proofs
 
 if TYPE_CHECKING:
@@ -68,19 +68,39 @@ def needs_spark(config: AuditConfig) -> bool:
 
 
 def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
-              progress: Progress = no_progress, now: datetime | None = None) -> AuditRun:
+              progress: Progress = no_progress, now: datetime | None = None,
+              spark_start: float = 0.0, since: float | None = None) -> AuditRun:
+    """Audit every configured table. The run started at `now`, `since` on the monotonic clock
+    (default: this call), `spark_start` seconds of it spent starting Spark."""
     started = now or datetime.now(UTC)
-    clock = time.monotonic()
-    lister = lister_for(config.engine, spark)
-    targets = [_target(t, spark, lister) for t in config.tables]  # every listing first: fail early
+    clock = time.monotonic() if since is None else since
+    spent = _Spent()
+    with spent("reading"):
+        lister = lister_for(config.engine, spark)
+        targets = [_target(t, spark, lister) for t in config.tables]  # every listing first: fail early
     tables = []
     for target in targets:
         with progress(len(target.listing.files), label=target.table.name) as advance:
-            tables.append(_audit_table(target, config, spark, advance))
+            tables.append(_audit_table(target, config, spark, advance, spent))
     run_findings = waiver_findings(config.waivers, [f for t in tables for f in t.findings], started.date())
     finished = started + timedelta(seconds=time.monotonic() - clock)
     return AuditRun(run_id or new_run_id(started), started, finished, config.fail_level,
-                    tuple(tables), tuple(run_findings))
+                    tuple(tables), tuple(run_findings), Phases(spark_start, **spent.seconds))
+
+
+class _Spent:
+    """Seconds spent in each phase of the audit, summed over the tables."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(("reading", "checks", "proofs"), 0.0)
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[phase] += time.monotonic() - start
 
 
 def _target(table: TableConfig, spark: SparkSession | None, lister: Lister | None) -> _Target:
@@ -126,16 +146,20 @@ def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
 
 
 def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | None,
-                 advance: Callable[[int], None] | None) -> TableAudit:
+                 advance: Callable[[int], None] | None, spent: _Spent) -> TableAudit:
     table = target.table
     on_spark = use_spark(config.engine, len(target.listing.files), spark)
-    read = read_listing(target.listing, advance, spark if on_spark else None, how=target.how,
-                        report_dir=config.report_dir, incremental=config.incremental)
-    source, current = _current_schema(target, read)
-    options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
-    proved = _proofs(table, read, spark)
+    with spent("reading"):
+        read = read_listing(target.listing, advance, spark if on_spark else None, how=target.how,
+                            report_dir=config.report_dir, incremental=config.incremental)
+    with spent("checks"):
+        source, current = _current_schema(target, read)
+        options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
+        checked = run_checks(read, options)
+    with spent("proofs"):
+        proved = _proofs(table, read, spark)
     found = [replace(f, table=table.name) for f in [
-        *run_checks(read, options), *(p for p in map(proof_finding, proved) if p is not None)]]
+        *checked, *(p for p in map(proof_finding, proved) if p is not None)]]
     return TableAudit(table.name, target.listing.root, summarize(table.name, read), source,
                       current or Schema(()), table.profiles, table.mode,
                       tuple(by_severity(waive(found, config.waivers))), proved)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import cache, partial
 from pathlib import Path
@@ -523,6 +525,7 @@ def audit(
     config = _select(load_config(conf), tables or [], schema, catalog, allow_quiet)
     if full:
         config = replace(config, incremental=False)
+    started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole command's
     spark = None
     if auditing.needs_spark(config):
         from schemaguard.spark import get_spark
@@ -530,13 +533,18 @@ def audit(
         _status("starting Spark (the catalog report needs it; --no-catalog skips it)")
         spark = get_spark("schemaguard-audit", config.spark)
     bars = partial(scan.progress, enabled=output == OutputFormat.text)
-    run = auditing.run_audit(config, run_id, spark, bars)
+    run = auditing.run_audit(config, run_id, spark, bars, now=started,
+                             spark_start=time.monotonic() - clock if spark is not None else 0.0, since=clock)
     paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
     if config.catalog.enabled and spark is not None:
         from schemaguard.report import catalog as catalog_tables
 
         _status(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
+        writing = time.monotonic()
         catalog_tables.write_run(spark, run, config.catalog, str(conf))
+        done = time.monotonic()  # what is shown from here on counts the catalog write too
+        run = replace(run, finished_at=started + timedelta(seconds=done - clock),
+                      phases=replace(run.phases, catalog=done - writing))
     if output == OutputFormat.json:
         _print_json(json_report.to_json(run))
     else:
@@ -585,8 +593,6 @@ def findings(
 
 def _instant(text: str) -> float:
     """An ISO 8601 date or time as seconds since the epoch (UTC unless it names a zone)."""
-    from datetime import UTC, datetime
-
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

@@ -31,6 +31,18 @@ class TableAudit:
 
 
 @dataclass(frozen=True)
+class Phases:
+    """Seconds a run spent in each of its parts, in the order they happen (what is left of the
+    whole is start-up and writing the report files)."""
+
+    spark_start: float = 0.0
+    reading: float = 0.0  # listing and footers, every table
+    checks: float = 0.0
+    proofs: float = 0.0
+    catalog: float = 0.0  # the catalog write: known only to what is shown after it
+
+
+@dataclass(frozen=True)
 class AuditRun:
     run_id: str
     started_at: datetime  # UTC
@@ -38,6 +50,7 @@ class AuditRun:
     fail_level: FailLevel
     tables: tuple[TableAudit, ...]
     findings: tuple[Finding, ...] = ()  # about the run itself (waivers that expired or match nothing)
+    phases: Phases = Phases()
 
     @property
     def all_findings(self) -> tuple[Finding, ...]:

@@ -22,7 +22,6 @@ from schemaguard.formats.notation import describe
 from schemaguard.model import leaves
 from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.common import (
-    duration,
     headline,
     ordered_by,
     severity_groups,
@@ -30,6 +29,7 @@ from schemaguard.report.common import (
     stamp,
     table_facts,
     today,
+    took,
     verdict,
 )
 
@@ -70,7 +70,7 @@ def to_html(run: AuditRun) -> str:
 <header class="run" id="run"><div class="brand">schemaguard audit</div>
 <h1><span class="verdict {state}" id="verdict">{verdict(run)}</span> {_e(headline(run))}</h1>
 <p class="meta">run <code>{_e(run.run_id)}</code> · started {_e(stamp(run.started_at))}
- · took {_e(duration(run))} · exit code {run.exit_code} · fail level <b>{_e(run.fail_level)}</b>
+ · took {_e(took(run))} · exit code {run.exit_code} · fail level <b>{_e(run.fail_level)}</b>
  · {len(run.tables)} table(s)</p>
 <ul class="counts">{chips}</ul></header>
 <main>

@@ -10,7 +10,7 @@ from schemaguard.checks.finding import SAMPLE, Finding, finding_doc
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report.check import proof_json
-from schemaguard.report.common import today, verdict
+from schemaguard.report.common import elapsed, today, verdict
 from schemaguard.report.scan import scan_json
 
 MAX_FILES = SAMPLE  # files per version in the JSON scan document (the count stands beside them)
@@ -30,6 +30,7 @@ def to_json(run: AuditRun) -> dict[str, Any]:
         "run_id": run.run_id,
         "started_at": run.started_at.isoformat(),
         "finished_at": run.finished_at.isoformat(),
+        "seconds": {"total": round(elapsed(run), 3), **{k: round(v, 3) for k, v in vars(run.phases).items()}},
         "fail_level": run.fail_level,
         "verdict": verdict(run),
         "exit_code": run.exit_code,

@@ -12,13 +12,13 @@ from schemaguard.checks.finding import Finding
 from schemaguard.checks.summary import VersionSummary
 from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.common import (
-    duration,
     headline,
     severity_groups,
     severity_line,
     stamp,
     table_facts,
     today,
+    took,
     verdict,
     versions_text,
     waiver_text,
@@ -66,7 +66,7 @@ def to_markdown(run: AuditRun) -> str:
         "",
         f"{_md_plain(headline(run))}. Exit code **{run.exit_code}**, fail level `{run.fail_level}`.",
         "",
-        f"Run {_md_code(run.run_id)}, started {stamp(run.started_at)}, took {duration(run)}.",
+        f"Run {_md_code(run.run_id)}, started {stamp(run.started_at)}, took {took(run)}.",
         "",
     ]
     counts = run.counts()

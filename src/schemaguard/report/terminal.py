@@ -18,6 +18,7 @@ from schemaguard.report.common import (
     stamp,
     table_facts,
     today,
+    took,
     verdict,
     versions_text,
     waiver_text,
@@ -60,6 +61,7 @@ def render_terminal(run: AuditRun, console: Console | None = None) -> None:
     style = "bold red" if run.exit_code else "bold green"
     out.print(Text.assemble((verdict(run), style), f"  exit code {run.exit_code}: {headline(run)}"
                             f" ({run.counts()['waived']} waived)"))
+    out.print(Text(f"took {took(run)}", "dim"))
 
 
 def _finding_text(run: AuditRun, f: Finding, day: date) -> Text:
