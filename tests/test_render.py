@@ -30,6 +30,7 @@ from schemaguard.audit import run_audit
 from schemaguard.checks.finding import Finding
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
+from schemaguard.proofs import Proof, ProofResult
 from schemaguard.proofs.outcome import AuditRun, Phases
 from schemaguard.report import common, junit, markdown, sarif, terminal
 from schemaguard.report import folder as report_folder
@@ -463,6 +464,23 @@ def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -
     articles = [a["class"] for t, a in parsed.tags if t == "article"]
     assert sum("waived" in (c or "").split() for c in articles) == 1
     assert sum("fails" in (c or "").split() for c in articles) == len(run.failing)
+
+
+def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: AuditRun) -> None:
+    proofs = (ProofResult(Proof("not-null", "channel"), "refuted", "statistics", count=7,
+                          partitions=("dt=2024-01-02", "dt=2024-01-05"), partition_count=2),
+              ProofResult(Proof("fits", "quantity", "int32"), "proven", "statistics"),
+              ProofResult(Proof("unit-drift", "amount"), "unknown", "none", why="largest step `5.0x`"))
+    page = html_report.to_html(replace(run, tables=(replace(run.tables[0], proofs=proofs),)))
+    section = page[page.index("<h3>Proofs</h3>"):page.index("<h3>Findings</h3>")]
+    rows = re.findall(r'<tr class="proof proof-(\w+)"><td><code>([^<]+)</code>', section)
+    assert rows == [("refuted", "not-null channel"), ("proven", "fits quantity:int32"),
+                    ("unknown", "unit-drift amount")]
+    assert "dt=2024-01-02, dt=2024-01-05" in section and "<code>5.0x</code>" in section
+    lane = page[page.index('<g class="lane lane-proof"'):]
+    lane = lane[:lane.index("</g>")]
+    assert "not-null channel" in lane and "refuted in 2 partition(s)" in lane
+    assert lane.count('class="mark"') == 2 and "refuted in dt=2024-01-05" in lane
 
 
 def test_html_escapes_every_name_the_lake_gives(odd_run: AuditRun) -> None:

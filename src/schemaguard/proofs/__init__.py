@@ -32,6 +32,16 @@ class Proof:
     target: str | None = None
     allowed: tuple[str, ...] | None = None
 
+    @property
+    def spelled(self) -> str:
+        """The column as configured: `quantity:int32` for a `fits` proof."""
+        return self.column if self.target is None else f"{self.column}:{self.target}"
+
+    @property
+    def label(self) -> str:
+        """`not-null channel`: how reports name the proof."""
+        return f"{self.kind} {self.spelled}"
+
 
 @dataclass(frozen=True, slots=True)
 class ProofResult:

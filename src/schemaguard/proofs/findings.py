@@ -22,8 +22,8 @@ def proof_finding(r: ProofResult) -> Finding | None:
     if r.verdict == "proven":
         return None
     code = REFUTED[r.proof.kind] if r.verdict == "refuted" else "PROOF_UNKNOWN"
-    what = r.proof.column if r.proof.target is None else f"{r.proof.column}:{r.proof.target}"
-    message = (f"{r.proof.kind} {what}: {r.verdict}" + (f" ({r.count:,} offending)" if r.count else "")
+    what = r.proof.spelled
+    message = (f"{r.proof.label}: {r.verdict}" + (f" ({r.count:,} offending)" if r.count else "")
                + (f": {r.why}" if r.why else ""))
     files = tuple(dict.fromkeys((*r.files, *r.files_absent, *r.files_unknown)))
     evidence = [("decided by", r.decided_by), ("rows read", f"{r.rows_read:,}"),

@@ -36,7 +36,7 @@ def _scope_json(scope: Scope) -> dict[str, Any]:
 def proof_json(r: ProofResult) -> dict[str, Any]:
     return {
         "proof": r.proof.kind,
-        "column": r.proof.column if r.proof.target is None else f"{r.proof.column}:{r.proof.target}",
+        "column": r.proof.spelled,
         "verdict": r.verdict,
         "decided_by": r.decided_by,
         "count": r.count,
@@ -75,7 +75,7 @@ def check_text(report: CheckReport) -> None:
     out.print(table)
     for r in report.results:
         if r.why or r.sample:
-            head = f"{r.proof.kind} {proof_json(r)['column']}: {r.why or r.verdict}"
+            head = f"{r.proof.label}: {r.why or r.verdict}"
             out.print(head, soft_wrap=True, markup=False)
         for row in r.sample[:5]:
             out.print(f"  e.g. {row}", soft_wrap=True, markup=False)

@@ -38,6 +38,7 @@ from schemaguard.report.common import (
 LANE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
                 "#86bcb6", "#d4a6c8")
 UNREADABLE_COLOUR = "#c0392b"
+REFUTED_COLOUR = "#8e2c6a"  # a refuted proof's lane: where the data breaks the claim
 
 
 @cache
@@ -123,9 +124,24 @@ def _table_html(run: AuditRun, table: TableAudit, slug: str, day: date) -> str:
 before</span> <span class="key added">first appears</span>
 <span class="key absent">not in this version</span></div>
 {_grid_html(table, slug)}
-<h3>Findings</h3>
+{_proofs_html(table)}<h3>Findings</h3>
 {_findings_html(run, table.findings, day)}
 </section>"""
+
+
+def _proofs_html(table: TableAudit) -> str:
+    """The configured proofs: verdict, what decided it, and where it failed (also on the timeline)."""
+    if not table.proofs:
+        return ""
+    rows = "".join(
+        f'<tr class="proof proof-{_e(p.verdict)}"><td><code>{_e(p.proof.label)}</code></td>'
+        f'<td><span class="pverdict {_e(p.verdict)}">{_e(p.verdict)}</span></td><td>{_e(p.decided_by)}</td>'
+        f'<td>{_e(p.where() if p.partitions else ", ".join(p.files[:3]))}</td>'
+        f'<td>{p.rows_read:,}</td><td>{_inline(p.why)}</td></tr>'
+        for p in table.proofs)
+    return (f'<h3>Proofs</h3>\n<table class="proofs"><thead><tr><th>proof</th><th>verdict</th><th>decided '
+            f'by</th><th>where refuted</th><th>rows read</th><th>why</th></tr></thead><tbody>{rows}</tbody>'
+            '</table>\n')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +211,24 @@ def _lanes(table: TableAudit) -> list[_Lane]:
         lanes.append(_Lane("unreadable", f"{summary.counts.unreadable} file(s)", UNREADABLE_COLOUR,
                            _marks(summary.unreadable_days, date_col, summary.unreadable_files),
                            "lane lane-unreadable"))
+    for proof in table.proofs:
+        if proof.verdict == "refuted":
+            lanes.append(_Lane(proof.proof.label, f"refuted in {proof.partition_count} partition(s)",
+                               REFUTED_COLOUR, _refuted_marks(proof.partitions, date_col), "lane lane-proof"))
     return lanes
+
+
+def _refuted_marks(partitions: Sequence[str], date_col: str | None) -> tuple[_Mark, ...]:
+    """Where a proof is refuted, as days of the date partition (others cannot be placed in time)."""
+    marks = []
+    for partition in partitions:
+        values = dict(part.partition("=")[::2] for part in partition.split("/"))
+        try:
+            day = date.fromisoformat(values.get(date_col or "", ""))
+        except ValueError:
+            continue
+        marks.append(_Mark(_midnight(day), _midnight(day) + timedelta(days=1), 0, f"refuted in {partition}"))
+    return tuple(sorted(marks, key=lambda m: m.start))
 
 
 def _change_note(vs: VersionSummary, first: bool) -> str:
