@@ -479,8 +479,8 @@ def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: Aud
     assert "dt=2024-01-02, dt=2024-01-05" in section and "<code>5.0x</code>" in section
     lane = page[page.index('<g class="lane lane-proof"'):]
     lane = lane[:lane.index("</g>")]
-    assert "not-null channel" in lane and "refuted in 2 partition(s)" in lane
-    assert lane.count('class="mark"') == 2 and "refuted in dt=2024-01-05" in lane
+    assert ">not-null<" in lane and ">channel<" in lane and "refuted in 2 partition(s)" in lane
+    assert lane.count('class="mark"') == 2 and "not-null: refuted in dt=2024-01-05" in lane
 
 
 def test_html_escapes_every_name_the_lake_gives(odd_run: AuditRun) -> None:

@@ -213,8 +213,10 @@ def _lanes(table: TableAudit) -> list[_Lane]:
                            "lane lane-unreadable"))
     for proof in table.proofs:
         if proof.verdict == "refuted":
-            lanes.append(_Lane(proof.proof.label, f"refuted in {proof.partition_count} partition(s)",
-                               REFUTED_COLOUR, _refuted_marks(proof.partitions, date_col), "lane lane-proof"))
+            # the kind as the lane's name, the column beside it: the gutter holds ~25 characters
+            lanes.append(_Lane(proof.proof.kind, proof.proof.spelled, REFUTED_COLOUR,
+                               _refuted_marks(proof.partitions, date_col), "lane lane-proof",
+                               f"refuted in {proof.partition_count} partition(s)"))
     return lanes
 
 
