@@ -8,6 +8,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,17 @@ def test_a_null_only_in_the_second_row_group_refutes(tmp_path: Path) -> None:
     [r] = prove(tmp_path / "t", Proof("not-null", "v"))
     assert (r.verdict, r.decided_by, r.count) == ("refuted", "footer", 1)
     assert r.partitions == ("dt=2024-01-02",) and r.files == ("dt=2024-01-02/a.parquet",)
+
+
+def test_a_refuted_proof_is_placed_on_the_days_of_the_date_partition(tmp_path: Path) -> None:
+    """Days as the table's date column spells them (`20240105` too), for the report's timeline."""
+    for day, values in (("20240103", [None, 1]), ("20240101", [1, 2]), ("20240105", [None, None])):
+        write(tmp_path / "t" / f"day={day}" / "a.parquet", pa.table({"v": pa.array(values, pa.int64())}))
+    [r] = prove(tmp_path / "t", Proof("not-null", "v"))
+    assert r.partitions == ("day=20240103", "day=20240105")
+    assert r.days == (date(2024, 1, 3), date(2024, 1, 5))
+    [none] = prove(tmp_path / "t", Proof("not-null", "v"), scope=Scope(partitions=(("day", "20240101"),)))
+    assert none.verdict == "proven" and none.days == ()
 
 
 def test_a_required_column_needs_no_statistics(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from html.parser import HTMLParser
 from io import StringIO
 from pathlib import Path
@@ -468,7 +468,8 @@ def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -
 
 def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: AuditRun) -> None:
     proofs = (ProofResult(Proof("not-null", "channel"), "refuted", "statistics", count=7,
-                          partitions=("dt=2024-01-02", "dt=2024-01-05"), partition_count=2),
+                          partitions=("dt=2024-01-02", "dt=2024-01-05"), partition_count=2,
+                          days=(date(2024, 1, 2), date(2024, 1, 5))),
               ProofResult(Proof("fits", "quantity", "int32"), "proven", "statistics"),
               ProofResult(Proof("unit-drift", "amount"), "unknown", "none", why="largest step `5.0x`"))
     page = html_report.to_html(replace(run, tables=(replace(run.tables[0], proofs=proofs),)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values", "unit-drift"]
@@ -58,6 +59,7 @@ class ProofResult:
     sample: tuple[dict[str, Any], ...] = field(default=())  # offending rows or values, bounded
     why: str = ""
     partition_count: int = 0  # every partition where it is refuted
+    days: tuple[date, ...] = ()  # the days of the date partition where it is refuted, if there is one
 
     def __post_init__(self) -> None:
         if len(self.partitions) > self.partition_count:

@@ -22,12 +22,11 @@ def proof_finding(r: ProofResult) -> Finding | None:
     if r.verdict == "proven":
         return None
     code = REFUTED[r.proof.kind] if r.verdict == "refuted" else "PROOF_UNKNOWN"
-    what = r.proof.spelled
     message = (f"{r.proof.label}: {r.verdict}" + (f" ({r.count:,} offending)" if r.count else "")
                + (f": {r.why}" if r.why else ""))
     files = tuple(dict.fromkeys((*r.files, *r.files_absent, *r.files_unknown)))
     evidence = [("decided by", r.decided_by), ("rows read", f"{r.rows_read:,}"),
                 *((k, str(v)) for row in r.sample[:3] for k, v in row.items())]
     return Finding(code, CODES[code].severity, message, len(files), files, r.proof.column,
-                   rule=cited(code), subject=f"{r.proof.kind}:{what}", partitions=r.partitions,
+                   rule=cited(code), subject=f"{r.proof.kind}:{r.proof.spelled}", partitions=r.partitions,
                    partition_count=r.partition_count, evidence=tuple(evidence))

@@ -9,7 +9,7 @@ also when any file lacks the column), unknown when any file stays unknown, prove
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from statistics import median
 from typing import TYPE_CHECKING
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import parse_primitive
 from schemaguard.formats.parquet import FileFooter
-from schemaguard.lake.discover import partition_dir, spark_order_key
-from schemaguard.lake.history import date_partition_column, partition_day
+from schemaguard.lake.discover import parse_partition, partition_dir, spark_order_key
+from schemaguard.lake.history import date_partition_column, files_per_day, partition_day
 from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType
 from schemaguard.proofs import PARTITIONS, SAMPLE, DecidedBy, Proof, ProofResult, Verdict
@@ -93,8 +93,19 @@ def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope()
     if not files:
         raise UsageError(f"{table.location}: no readable data file in the scope given")
     hidden = [c.lower() for c in sensitive]
-    return [_one(table, p, files, unreadable, spark, footer_only, keys,
-                 with_values and not any(c in p.column.lower() for c in hidden)) for p in proofs]
+    date_col = date_partition_column(table.scan.footers.partition_values())
+    return [_placed(_one(table, p, files, unreadable, spark, footer_only, keys,
+                         with_values and not any(c in p.column.lower() for c in hidden)), date_col)
+            for p in proofs]
+
+
+def _placed(result: ProofResult, date_col: str | None) -> ProofResult:
+    """The result with the days of the date partition where it is refuted (for the timeline)."""
+    if date_col is None or not result.partitions:
+        return result
+    partitions = (tuple(kv for part in p.split("/") if (kv := parse_partition(part)) is not None)
+                  for p in result.partitions)
+    return replace(result, days=tuple(day for day, _ in files_per_day(partitions, date_col)))
 
 
 def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],

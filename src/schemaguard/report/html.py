@@ -215,22 +215,15 @@ def _lanes(table: TableAudit) -> list[_Lane]:
         if proof.verdict == "refuted":
             # the kind as the lane's name, the column beside it: the gutter holds ~25 characters
             lanes.append(_Lane(proof.proof.kind, proof.proof.spelled, REFUTED_COLOUR,
-                               _refuted_marks(proof.partitions, date_col), "lane lane-proof",
+                               _refuted_marks(proof.days, date_col), "lane lane-proof",
                                f"refuted in {proof.partition_count} partition(s)"))
     return lanes
 
 
-def _refuted_marks(partitions: Sequence[str], date_col: str | None) -> tuple[_Mark, ...]:
-    """Where a proof is refuted, as days of the date partition (others cannot be placed in time)."""
-    marks = []
-    for partition in partitions:
-        values = dict(part.partition("=")[::2] for part in partition.split("/"))
-        try:
-            day = date.fromisoformat(values.get(date_col or "", ""))
-        except ValueError:
-            continue
-        marks.append(_Mark(_midnight(day), _midnight(day) + timedelta(days=1), 0, f"refuted in {partition}"))
-    return tuple(sorted(marks, key=lambda m: m.start))
+def _refuted_marks(days: Sequence[date], date_col: str | None) -> tuple[_Mark, ...]:
+    """Where a proof is refuted, a block a day of the date partition (others have no place in time)."""
+    return tuple(_Mark(_midnight(d), _midnight(d) + timedelta(days=1), 0, f"refuted in {date_col}={d}")
+                 for d in days)
 
 
 def _change_note(vs: VersionSummary, first: bool) -> str:
