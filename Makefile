@@ -44,10 +44,19 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
-# The demo lake has findings on purpose: exit 1 (findings) is a successful demo, 2+ is not.
+# The demo lake has findings on purpose: exit 1 (findings; a staged plan) is a successful demo, 2+
+# is not. DEMO_REV names the demo's data: a lake an older build made is built anew.
+DEMO_REV := 2
+DEMO_PARTS := orders orders_delta orders_iceberg plan
 run: setup
-	@test -d $(DEMO_DIR)/orders_iceberg || { rm -rf $(DEMO_DIR)/orders $(DEMO_DIR)/orders_delta && $(VENV)/bin/schemaguard demo $(DEMO_DIR); }
+	@test -e $(DEMO_DIR)/.rev-$(DEMO_REV) || { rm -rf $(addprefix $(DEMO_DIR)/,$(DEMO_PARTS)) && \
+	  $(VENV)/bin/schemaguard demo $(DEMO_DIR) && touch $(DEMO_DIR)/.rev-$(DEMO_REV); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
+	@echo; echo "== the plan: rename customer to customer_id on orders (sales.orders), read by several teams"
+	@$(VENV)/bin/schemaguard plan $(DEMO_DIR)/orders $(DEMO_DIR)/plan/orders_next.json --table $(DEMO_DIR)/orders \
+	  --rename customer=customer_id --identity name --query-table sales.orders \
+	  --query-log $(DEMO_DIR)/plan/queries.jsonl --sql $(DEMO_DIR)/plan/consumers; status=$$?; test $$status -le 1
+	@echo; $(VENV)/bin/schemaguard findings --conf $(CONF) --where
 
 $(MOTO):
 	$(PYTHON) -m venv .venv-moto

@@ -175,8 +175,11 @@ def test_report_tables_of_an_earlier_version_gain_the_new_columns(spark: Any, de
 def test_rerunning_a_run_id_replaces_its_rows(spark: Any, written: CatalogConfig, demo_run: AuditRun,
                                               conf: Path) -> None:
     before = counts(spark, written)
+    findings = report.table_names(written)["findings"]
+    assert last_operation(spark, findings) == "WRITE"  # a new run id: appended
     report.write_run(spark, demo_run, written, str(conf))  # a scheduler's retry: same run id
     assert counts(spark, written) == before
+    assert last_operation(spark, findings) == "MERGE"  # the rerun replaced its rows
 
     other = replace(demo_run, run_id="run-2")
     report.write_run(spark, other, written, str(conf))
@@ -193,16 +196,22 @@ def test_rerunning_a_run_id_replaces_its_rows(spark: Any, written: CatalogConfig
     assert len(rows(spark, written, "runs")) == 2
 
 
+def last_operation(spark: Any, table: str) -> str:
+    from delta.tables import DeltaTable
+
+    return str(DeltaTable.forName(spark, table).history(1).collect()[0]["operation"])
+
+
 def test_two_writers_at_once_both_land(spark: Any, demo_run: AuditRun, conf: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A real Delta commit conflict, made to happen: writer A's MERGE into `findings` holds (its
-    source waits on a file) after it read the table, while writer B writes its whole run; A's
-    commit then conflicts, is retried, and both runs land whole."""
+    """A real Delta commit conflict, made to happen: writer A reruns run-a (a MERGE) and its MERGE
+    into `findings` holds (its source waits on a file) after it read the table, while writer B
+    appends its whole new run; A's commit then conflicts, is retried, and both runs land whole."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
     catalog = CatalogConfig(database="sg_concurrent", file_footers=False)
-    report.ensure_tables(spark, catalog)
+    report.write_run(spark, replace(demo_run, run_id="run-a"), catalog, str(conf))
     conflicts: list[str] = []
     recognise, frame = report.is_conflict, report._frame
     started, go = tmp_path / "a-started", tmp_path / "b-done"

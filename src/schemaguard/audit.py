@@ -32,7 +32,7 @@ from schemaguard.model import Schema
 from schemaguard.proofs import ProofResult
 from schemaguard.proofs.findings import proof_finding
 from schemaguard.proofs.outcome import AuditRun, Phases, TableAudit
-from schemaguard.proofs.run import run_proofs
+from schemaguard.proofs.run import Scope, run_proofs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -166,8 +166,8 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
 
 
 def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> tuple[ProofResult, ...]:
-    """The table's configured proofs; Spark is started only when some file needs its data read.
-    A table with nothing in scope proves nothing: each proof is unknown."""
+    """The table's configured proofs over its configured days; Spark is started only when some file
+    needs its data read. A table with nothing in scope proves nothing: each proof is unknown."""
     if not table.proofs:
         return ()
 
@@ -177,7 +177,9 @@ def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> 
         return spark or get_spark("schemaguard-audit")
 
     try:
-        return tuple(run_proofs(read, table.proofs, spark=session, keys=table.keys,
+        since, until = (d.isoformat() if d else None for d in (table.proofs_since, table.proofs_until))
+        scope = Scope(since=since, until=until)
+        return tuple(run_proofs(read, table.proofs, scope, spark=session, keys=table.keys,
                                 sensitive=table.sensitive))
     except UsageError as e:
         return tuple(ProofResult(p, "unknown", "none", why=str(e)) for p in table.proofs)

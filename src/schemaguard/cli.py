@@ -145,8 +145,15 @@ def demo(
 ) -> None:
     """Build a demo lake: an `orders` Parquet table, an `orders_iceberg` Iceberg table (written with
     pyiceberg) and an `orders_delta` Delta table (written with delta-spark) whose histories hold
-    realistic schema changes."""
-    from schemaguard.demo import DEMO_TABLES, build_delta_demo, build_demo_lake, build_iceberg_demo
+    realistic schema changes; and `plan/`, the inputs of a change to plan (a rename read by several
+    teams: the schema after it, a query log, consumers' SQL)."""
+    from schemaguard.demo import (
+        DEMO_TABLES,
+        build_delta_demo,
+        build_demo_lake,
+        build_iceberg_demo,
+        build_plan_inputs,
+    )
     from schemaguard.spark import get_spark
 
     for name in DEMO_TABLES:  # all refused before any is written
@@ -154,6 +161,7 @@ def demo(
             fail(f"{directory / name} already exists; pick another directory or remove it")
     table = build_demo_lake(directory)
     typer.echo(f"demo lake written: {table}")
+    typer.echo(f"a change to plan: {build_plan_inputs(directory)}")
     iceberg = build_iceberg_demo(directory)
     typer.echo(f"demo lake written: {iceberg}")
     _status("writing the Delta table with delta-spark")
@@ -531,17 +539,24 @@ def audit(
         from schemaguard.spark import get_spark
 
         _status("starting Spark (the catalog report needs it; --no-catalog skips it)")
+        if any(t.proofs for t in config.tables):
+            from schemaguard.proofs.gx_spark import preload
+
+            preload()
         spark = get_spark("schemaguard-audit", config.spark)
+        if config.catalog.enabled:
+            from schemaguard.report import catalog as catalog_tables
+
+            metastore = catalog_tables.warm(spark, config.catalog)
     bars = partial(scan.progress, enabled=output == OutputFormat.text)
     run = auditing.run_audit(config, run_id, spark, bars, now=started,
                              spark_start=time.monotonic() - clock if spark is not None else 0.0, since=clock)
     paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
     if config.catalog.enabled and spark is not None:
-        from schemaguard.report import catalog as catalog_tables
-
         _status(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
         writing = time.monotonic()
-        catalog_tables.write_run(spark, run, config.catalog, str(conf))
+        metastore.join()
+        catalog_tables.write_run(spark, run, config.catalog, str(conf), new_id=run_id is None)
         done = time.monotonic()  # what is shown from here on counts the catalog write too
         run = replace(run, finished_at=started + timedelta(seconds=done - clock),
                       phases=replace(run.phases, catalog=done - writing))
@@ -562,19 +577,30 @@ def audit(
 @app.command()
 def findings(
     conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
+    where: Annotated[bool, typer.Option(
+        "--where", help="only say where the latest reports are and the Spark SQL that reads the "
+                        "findings (no Spark started)")] = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """The findings of the latest complete audit run, read back from the catalog with Spark SQL."""
-    from pyspark.errors import AnalysisException
-    from rich.table import Table
-
     from schemaguard.config import load_config
     from schemaguard.report import catalog as catalog_tables
-    from schemaguard.report.console import console
-    from schemaguard.spark import get_spark
+    from schemaguard.report import folder
 
     config = load_config(conf)
     query = catalog_tables.findings_query(config.catalog)
+    if where:
+        newest = folder.latest(config.report_dir)
+        typer.echo(f"reports: {_shown(newest) if newest else f'none yet in {_shown(config.report_dir)}'}")
+        typer.echo(f"catalog: `schemaguard findings --conf {conf}`, or in Spark SQL:\n{query}")
+        return
+
+    from pyspark.errors import AnalysisException
+    from rich.table import Table
+
+    from schemaguard.report.console import console
+    from schemaguard.spark import get_spark
+
     try:
         rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
     except AnalysisException as e:

@@ -55,6 +55,9 @@ class TableConfig:
     proofs: tuple[Proof, ...] = ()  # proved on every audit; results become findings and `proofs` rows
     keys: tuple[str, ...] = ()  # key columns shown with offending rows
     sensitive: tuple[str, ...] = ()  # columns whose values never appear in any output
+    # The days of the date partition the proofs cover (inclusive; None: from the first, to the last).
+    proofs_since: date | None = None
+    proofs_until: date | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ _TABLE_KEYS = {"name": str, "path": str, "catalog_table": str, "iceberg_catalog"
                "mode": str, "options": dict,
                # proofs about the data (proofs/): columns, expressions, COL:TYPE, value sets
                "not_null": list, "backfilled": list, "agree": list, "fits": list, "unit_drift": list,
-               "values": list, "keys": list, "sensitive": list}
+               "values": list, "keys": list, "sensitive": list,
+               "proofs_since": object, "proofs_until": object}  # dates, quoted or not
 _VALUES_KEYS = {"column": str, "allowed": list}
 _CATALOG_KEYS = {"enabled": bool, "catalog": str, "database": str, "file_footers": bool}
 _WAIVER_KEYS = {"key": str, "owner": str, "reason": str, "expires": object}  # a date, quoted or not
@@ -256,6 +260,8 @@ def _table(t: dict[str, Any], i: int, profiles: tuple[str, ...], mode: Mode, opt
         proofs=_proofs(t, where),
         keys=_strings(t.get("keys", []), f"{where} keys"),
         sensitive=_strings(t.get("sensitive", []), f"{where} sensitive"),
+        proofs_since=_date(t["proofs_since"], f"{where} proofs_since") if "proofs_since" in t else None,
+        proofs_until=_date(t["proofs_until"], f"{where} proofs_until") if "proofs_until" in t else None,
     )
 
 

@@ -3,9 +3,16 @@ compressed into 60 days: the changes real tables go through, and some junk files
 
   v1  dt 2024-01-01..15  id, customer, quantity int32, amount decimal(10,2), ts INT96 (Spark's default)
   v2  dt 2024-01-16..30  + channel string (a column added later)
-  v3  dt 2024-01-31..02-14  ts INT64 timestamp_us_utc; amount decimal(12,2) (precision change)
+  v3  dt 2024-01-31..02-14  ts INT64 timestamp_us_utc; amount decimal(12,2) (precision change);
+                            + amount_cents int64, to be dual-written with amount
   v4  dt 2024-02-15..29  quantity int64 (a type widened)
-Junk: a zero-byte file, a truncated file, a text file, `_SUCCESS`, `_temporary/`, a `.crc` sidecar.
+Junk (in dt=2024-01-04): a zero-byte file, a truncated file, a text file; `_SUCCESS`,
+`_temporary/`, a `.crc` sidecar.
+
+What the data holds, for the proofs `conf/schemaguard.toml` declares from 2024-01-31 on:
+`channel` is never null there; `amount_cents` was first written empty and then backfilled, except
+dt=2024-02-03, which the backfill missed; it agrees with `amount * 100` except on dt=2024-02-25,
+whose writer dropped the cents; `channel` gains a fourth value, `kiosk`, from dt=2024-02-20.
 
 Beside it, `orders_delta`, a Delta table written by delta-spark with the history Delta tables
 go through (`build_delta_demo`):
@@ -18,6 +25,10 @@ go through (`build_delta_demo`):
   v5  qty widened to bigint (type widening: no file rewritten)
   v6  appended
 
+Beside them, `plan/` holds what `schemaguard plan` needs for a realistic change (`build_plan_inputs`):
+renaming `customer` to `customer_id` on `orders`, read by several teams: the schema after the
+change, a query log of the last weeks (queries name the table `sales.orders`) and consumers' SQL.
+
 And `orders_iceberg`, an Iceberg table written by pyiceberg (`build_iceberg_demo`), its schemas:
 
   0  created: id, customer, qty int, amount decimal(10,2), region; partitioned by region; appended
@@ -28,8 +39,10 @@ And `orders_iceberg`, an Iceberg table written by pyiceberg (`build_iceberg_demo
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -41,11 +54,15 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DEMO_TABLES = ("orders", "orders_delta", "orders_iceberg")
+DEMO_TABLES = ("orders", "orders_delta", "orders_iceberg", "plan")
 DAYS = 60
 FILES_PER_DAY = 2
 ROWS_PER_FILE = 50
 START = date(2024, 1, 1)
+MISSED_BY_BACKFILL = 33  # dt=2024-02-03: amount_cents still null
+CENTS_DROPPED = 55  # dt=2024-02-25: amount_cents = whole units * 100
+KIOSK_FROM = 50  # dt=2024-02-20: the first `kiosk` channel
+JUNK_DAY = 3  # dt=2024-01-04
 
 
 def _schema(day: int) -> pa.Schema:
@@ -58,6 +75,8 @@ def _schema(day: int) -> pa.Schema:
     ]
     if day >= 15:
         fields.append(pa.field("channel", pa.string()))
+    if day >= 30:
+        fields.append(pa.field("amount_cents", pa.int64()))
     return pa.schema(fields)
 
 
@@ -65,13 +84,17 @@ def _table(day: int, part: int) -> pa.Table:
     schema = _schema(day)
     base = (day * FILES_PER_DAY + part) * ROWS_PER_FILE
     when = datetime.combine(START + timedelta(days=day), datetime.min.time(), UTC)
+    amounts = [Decimal(f"{(base + i) % 5000}.{i % 100:02d}") for i in range(ROWS_PER_FILE)]
+    channels = ("web", "app", "store", "kiosk") if day >= KIOSK_FROM else ("web", "app", "store")
     columns: dict[str, list[object]] = {
         "id": [base + i for i in range(ROWS_PER_FILE)],
         "customer": [f"c{(base + i) % 97:03d}" for i in range(ROWS_PER_FILE)],
         "quantity": [1 + (base + i) % 9 for i in range(ROWS_PER_FILE)],
-        "amount": [Decimal(f"{(base + i) % 5000}.{i % 100:02d}") for i in range(ROWS_PER_FILE)],
+        "amount": list(amounts),
         "ts": [when + timedelta(minutes=7 * i) for i in range(ROWS_PER_FILE)],
-        "channel": [("web", "app", "store")[i % 3] for i in range(ROWS_PER_FILE)],
+        "channel": [channels[i % len(channels)] for i in range(ROWS_PER_FILE)],
+        "amount_cents": [None if day == MISSED_BY_BACKFILL else
+                         int(a) * 100 if day == CENTS_DROPPED else int(a * 100) for a in amounts],
     }
     if schema.field("ts").type.tz is None:  # INT96 files hold naive wall time, as Spark wrote them
         columns["ts"] = [t.replace(tzinfo=None) for t in columns["ts"]]  # type: ignore[attr-defined]
@@ -96,7 +119,7 @@ def build_demo_lake(directory: Path) -> Path:
 
 
 def _add_junk(table_dir: Path) -> None:
-    day = table_dir / f"dt={START + timedelta(days=40)}"
+    day = table_dir / f"dt={START + timedelta(days=JUNK_DAY)}"
     (day / "part-00099-zero.c000.snappy.parquet").write_bytes(b"")
     good = next(day.glob("part-00000-*.parquet")).read_bytes()
     (day / "part-00098-truncated.c000.snappy.parquet").write_bytes(good[: len(good) // 2])
@@ -107,6 +130,57 @@ def _add_junk(table_dir: Path) -> None:
     (temp / "part-00000-attempt.parquet").write_bytes(good)
     first = next(day.glob("part-00001-*.parquet"))
     (day / f".{first.name}.crc").write_bytes(b"crc\x00\x00\x00\x02\x00" + b"\x00" * 4)  # stale
+
+
+# Who reads `orders` (as `sales.orders`), and how long ago: a query log spans the last weeks.
+QUERIES = (
+    (19, "finance", "SELECT customer, sum(amount) AS revenue FROM sales.orders WHERE dt >= '2024-02-01' "
+                    "GROUP BY customer"),
+    (12, "marketing", "SELECT o.customer, o.channel, count(*) AS orders FROM sales.orders o "
+                      "GROUP BY o.customer, o.channel"),
+    (9, "bi", "SELECT * FROM sales.orders WHERE dt = '2024-02-29'"),
+    (6, "ops", "SELECT id, quantity, CASE channel WHEN 'web' THEN 'online' WHEN 'app' THEN 'online' "
+               "WHEN 'store' THEN 'retail' END AS kind FROM sales.orders"),
+    (4, "data-science", "SELECT id, amount_cents, ts FROM sales.orders WHERE amount_cents IS NOT NULL"),
+    (2, "finance", "SELECT customer, max(ts) AS last_order FROM sales.orders GROUP BY customer"),
+    (1, "support", "SELECT id, customer, channel FROM sales.orders WHERE id = 4242"),
+)
+CONSUMERS = {
+    "customer_ltv.sql": "-- lifetime value per customer, nightly\n"
+                        "SELECT customer, sum(amount) AS ltv, count(*) AS orders\n"
+                        "FROM sales.orders\nGROUP BY customer\n",
+    "channel_mix.sql": "-- the weekly channel mix\n"
+                       "SELECT date_trunc('week', ts) AS week,\n"
+                       "       sum(CASE WHEN channel = 'web' THEN 1 ELSE 0 END) AS web,\n"
+                       "       sum(CASE WHEN channel IN ('app', 'store') THEN 1 ELSE 0 END) AS other\n"
+                       "FROM sales.orders\nGROUP BY 1\n",
+}
+
+
+def build_plan_inputs(directory: Path, now: datetime | None = None) -> Path:
+    """Write `plan/` under `directory` (the lake's `orders` must be there): `orders_next.json`, the
+    newest schema with `customer` renamed `customer_id`; `queries.jsonl`, reads of the last weeks
+    up to `now`; `consumers/`, SQL files consumers run. Returns the folder."""
+    from schemaguard.formats.notation import dumps
+    from schemaguard.formats.parquet import read_footer
+    from schemaguard.model import Schema
+
+    folder = directory / "plan"
+    if folder.exists():
+        raise FileExistsError(f"{folder} already exists; pick another directory or remove it")
+    newest = sorted((directory / "orders").glob(f"dt={START + timedelta(days=DAYS - 1)}/part-*.parquet"))[0]
+    schema = read_footer(str(newest)).schema
+    renamed = Schema(tuple(replace(f, name="customer_id") if f.name == "customer" else f
+                           for f in schema.fields))
+    (folder / "consumers").mkdir(parents=True)
+    (folder / "orders_next.json").write_text(dumps(renamed, indent=2) + "\n", encoding="utf-8")
+    at = now or datetime.now(UTC)
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"ts": (at - timedelta(days=days)).isoformat(timespec="seconds"), "user": user,
+                    "query": query}) + "\n" for days, user, query in QUERIES), encoding="utf-8")
+    for name, text in CONSUMERS.items():
+        (folder / "consumers" / name).write_text(text, encoding="utf-8")
+    return folder
 
 
 def build_delta_demo(directory: Path, spark: SparkSession) -> Path:

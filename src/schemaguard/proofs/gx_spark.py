@@ -12,8 +12,12 @@ count and a sample; when there are any, one Spark aggregation names the files ho
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
@@ -31,6 +35,20 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FILE_COLUMN = "__schemaguard_file"
+
+
+def preload() -> threading.Thread:
+    """Import Great Expectations in the background (3-4 s of imports here) while the JVM starts, for
+    a run that starts Spark and has proofs: the import then overlaps the start instead of following
+    the first proof that reads data. A failed import is met again, and reported, where it is used."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # reported by the proof that needs it
+            importlib.import_module("great_expectations")
+
+    thread = threading.Thread(target=load, name="schemaguard-gx-import", daemon=True)
+    thread.start()
+    return thread
 
 
 class DataProofError(Exception):
@@ -228,14 +246,16 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
 
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # stderr is for our own lines
-    asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
-    batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": df})
-    columns = ", ".join(_quoted(c) for c in shown) or "1"
-    expectation = UnexpectedRowsExpectation(
-        unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
-    result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
+    with _quiet("great_expectations"):
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)  # stderr is for our own lines
+        asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
+        batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
+            batch_parameters={"dataframe": df})
+        columns = ", ".join(_quoted(c) for c in shown) or "1"
+        expectation = UnexpectedRowsExpectation(
+            unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
+        result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
     info = result.exception_info or {}
     if info.get("raised_exception") or "observed_value" not in (result.result or {}):
         # GX reports a failed query as a result, not an error: never read it as "no offending row"
@@ -243,6 +263,20 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
     return count, tuple(_row(r) for r in rows[:SAMPLE])
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """The logger `name` at WARNING for a while, then as it was: GX logs its temporary folders at
+    INFO, which reaches stderr once py4j has given the root logger a handler (its `logging.info`
+    calls `basicConfig`)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _row(r: Any) -> dict[str, Any]:

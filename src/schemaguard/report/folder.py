@@ -78,6 +78,15 @@ def write_reports(run: AuditRun, directory: Path, formats: Sequence[str]) -> dic
 OWNER = ".owner"  # in a staging folder while it is written: "<host> <pid>"
 
 
+def latest(directory: Path) -> Path | None:
+    """The report folder written last under `directory` (staging folders and the cache aside)."""
+    if not directory.is_dir():
+        return None
+    folders = [p for p in directory.iterdir() if RUN_ID.fullmatch(p.name) and p.is_dir()
+               and any((p / name).exists() for name in FILE_NAMES.values())]
+    return max(folders, key=lambda p: p.stat().st_mtime, default=None)
+
+
 def _remove_stale(directory: Path) -> None:
     """Staging folders a killed run left (`.<run>.*.tmp`, `.*.old`): removed when their writer is
     gone (a process of this host that no longer runs, else a day old); a live run's are kept."""
