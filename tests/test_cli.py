@@ -75,7 +75,7 @@ def test_scan_finds_the_four_demo_versions_oldest_first(scan_json: dict[str, Any
     assert v1 == {"id": "int64", "customer": "string", "quantity": "int32",
                   "amount": "decimal(10,2)", "ts": "timestamp_int96"}
     assert v2 == {**v1, "channel": "string"}  # a column added
-    assert v3 == {**v2, "amount": "decimal(12,2)", "ts": "timestamp_us_utc"}
+    assert v3 == {**v2, "amount": "decimal(12,2)", "ts": "timestamp_us_utc", "amount_cents": "int64"}
     assert v4 == {**v3, "quantity": "int64"}  # a type widened
     assert schemas[1].field_names()[-1] == "channel"
     assert not schemas[0].fields[0].nullable  # id is required

@@ -41,6 +41,10 @@ def test_the_shipped_configuration_parses() -> None:
     assert config.spark == {"spark.sql.shuffle.partitions": "4"}
     assert config.waivers[0].key == "orders:LOGICAL_TYPE_DRIFT:ts"
     assert config.waivers[0].expires == date(2027, 3, 31)
+    assert [p.label for p in orders.proofs] == [
+        "not-null channel", "backfilled amount_cents", "agree amount_cents = amount * 100",
+        "unit-drift amount", "fits quantity:int32", "values channel"]
+    assert (orders.proofs_since, orders.proofs_until) == (date(2024, 1, 31), None)
 
 
 def test_defaults_of_a_minimal_configuration(tmp_path: Path) -> None:
@@ -98,6 +102,7 @@ options = { column_mapping = "id" }
      "is not a finding key"),
     (MINIMAL + "[[waivers]]\nkey = 'a:B:c'\nowner = 'me'\nreason = 'r'\nexpires = 'soon'\n", "is not a date"),
     ("[[tables]\n", "not valid TOML"),
+    ("[[tables]]\npath = 'a'\nproofs_since = 20240131\n", "proofs_since: 20240131 is not a date"),
     ("[audit]\nreport_dir = 'lake/orders/_reports'\n" + MINIMAL, "lies inside the audited table orders"),
 ])
 def test_a_mistake_names_the_key(tmp_path: Path, text: str, message: str) -> None:
@@ -117,6 +122,13 @@ reason = "r"
 expires = "2027-01-31"
 """))
     assert config.waivers[0].expires == date(2027, 1, 31)
+
+
+def test_the_days_proofs_cover_are_dates_quoted_or_not(tmp_path: Path) -> None:
+    text = MINIMAL + 'proofs_since = 2024-01-31\nproofs_until = "2024-02-29"\n'
+    config = load_config(write(tmp_path, text))
+    table = config.tables[0]
+    assert (table.proofs_since, table.proofs_until) == (date(2024, 1, 31), date(2024, 2, 29))
 
 
 @pytest.mark.parametrize(("text", "fragment"), [

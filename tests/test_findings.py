@@ -68,7 +68,10 @@ def test_demo_lake_findings(tmp_path: Path) -> None:
         ("LOGICAL_TYPE_DRIFT", "amount"),  # decimal(10,2) on FLBA(5) -> decimal(12,2) on FLBA(6)
         ("LOGICAL_TYPE_DRIFT", "ts"),  # INT96 -> INT64 TIMESTAMP(MICROS, UTC)
         ("COLUMN_MISSING_IN_OLD_FILES", "channel"),
+        ("COLUMN_MISSING_IN_OLD_FILES", "amount_cents"),  # added in v3, to be dual-written
     }
+    cents = found[("COLUMN_MISSING_IN_OLD_FILES", "amount_cents")]
+    assert (cents.versions, cents.count, cents.partition_count) == ((1, 2), 60, 30)
     missing = found[("COLUMN_MISSING_IN_OLD_FILES", "channel")]
     assert (missing.versions, missing.count, missing.severity) == ((1,), 30, "info")
     assert "1,500 rows" in missing.message

@@ -124,7 +124,7 @@ def test_json_has_stable_keys_and_the_audit_values(run: AuditRun) -> None:
             "findings"} <= table.keys()
     assert (table["name"], table["mode"], table["profiles"]) == ("orders", "FULL_TRANSITIVE", ["spark-read"])
     assert [f["name"] for f in table["current_schema"]["fields"]] == [
-        "id", "customer", "quantity", "amount", "ts", "channel"]
+        "id", "customer", "quantity", "amount", "ts", "channel", "amount_cents"]
     versions = table["scan"]["versions"]
     assert [v["version"] for v in versions] == [1, 2, 3, 4]
     assert [v["file_count"] for v in versions] == [30, 30, 30, 30]
@@ -457,7 +457,8 @@ def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -
     drift = [attrs for t, attrs in parsed.tags if t == "td" and attrs.get("class") == "drift"]
     assert len(drift) == 3  # quantity in v4, amount and ts in v3
     assert any("timestamp_int96 [INT96]" in (a.get("title") or "") for a in drift)
-    assert len([1 for t, a in parsed.tags if t == "td" and a.get("class") == "added"]) == 1  # channel in v2
+    added = [1 for t, a in parsed.tags if t == "td" and a.get("class") == "added"]
+    assert len(added) == 2  # channel in v2, amount_cents in v3
     text = " ".join(parsed.text.getvalue().split())
     assert "WAIVED · platform · until 2099-12-31" in text
     assert "waiver expired 2024-01-01 · alice" in text

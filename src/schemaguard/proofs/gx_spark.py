@@ -267,16 +267,20 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
 
 @contextlib.contextmanager
 def _quiet(name: str) -> Iterator[None]:
-    """The logger `name` at WARNING for a while, then as it was: GX logs its temporary folders at
-    INFO, which reaches stderr once py4j has given the root logger a handler (its `logging.info`
-    calls `basicConfig`)."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.WARNING)
+    """The logger `name` and its children at WARNING for a while, then as they were: GX sets some of
+    its loggers to INFO and logs its temporary folders there, which reaches stderr once py4j has
+    given the root logger a handler (its `logging.info` calls `basicConfig`)."""
+    known = logging.root.manager.loggerDict.items()
+    loggers = [logging.getLogger(name), *(
+        logger for key, logger in known if key.startswith(f"{name}.") and isinstance(logger, logging.Logger))]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(max(logger.level, logging.WARNING))
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _row(r: Any) -> dict[str, Any]:
