@@ -48,15 +48,19 @@ $(CHROMIUM):
 # is not. DEMO_REV names the demo's data: a lake an older build made is built anew.
 DEMO_REV := 2
 DEMO_PARTS := orders orders_delta orders_iceberg plan
+PLAN_HTML ?= .schemaguard/plan.html
+DEMO_PLAN = $(DEMO_DIR)/orders $(DEMO_DIR)/plan/orders_next.json --table $(DEMO_DIR)/orders \
+  --rename customer=customer_id --identity name --query-table sales.orders \
+  --query-log $(DEMO_DIR)/plan/queries.jsonl --sql $(DEMO_DIR)/plan/consumers
 run: setup
 	@test -e $(DEMO_DIR)/.rev-$(DEMO_REV) || { rm -rf $(addprefix $(DEMO_DIR)/,$(DEMO_PARTS)) && \
 	  $(VENV)/bin/schemaguard demo $(DEMO_DIR) && touch $(DEMO_DIR)/.rev-$(DEMO_REV); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
 	@echo; echo "== the plan: rename customer to customer_id on orders (sales.orders), read by several teams"
-	@$(VENV)/bin/schemaguard plan $(DEMO_DIR)/orders $(DEMO_DIR)/plan/orders_next.json --table $(DEMO_DIR)/orders \
-	  --rename customer=customer_id --identity name --query-table sales.orders \
-	  --query-log $(DEMO_DIR)/plan/queries.jsonl --sql $(DEMO_DIR)/plan/consumers; status=$$?; test $$status -le 1
-	@echo; $(VENV)/bin/schemaguard findings --conf $(CONF) --where
+	@$(VENV)/bin/schemaguard plan $(DEMO_PLAN); status=$$?; test $$status -le 1
+	@mkdir -p $(dir $(PLAN_HTML)); $(VENV)/bin/schemaguard plan $(DEMO_PLAN) --format html > $(PLAN_HTML); \
+	  status=$$?; test $$status -le 1
+	@echo; echo "plan: $(PLAN_HTML)"; $(VENV)/bin/schemaguard findings --conf $(CONF) --where
 
 $(MOTO):
 	$(PYTHON) -m venv .venv-moto

@@ -37,7 +37,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
            if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "PYSPARK_GATEWAY_PORT", "MAKEFLAGS", "MFLAGS")}
     env["SCHEMAGUARD_HOME"] = str(work / "home")  # a catalog of its own: Derby allows one process per folder
     done = subprocess.run(["make", "-s", "run", f"DEMO_DIR={work / '.demo' / 'lake'}",
-                           f"CONF={work / 'conf' / 'schemaguard.toml'}"],
+                           f"CONF={work / 'conf' / 'schemaguard.toml'}", f"PLAN_HTML={work / 'plan.html'}"],
                           cwd=REPO, capture_output=True, text=True, env=env, timeout=900, check=False)
     proofs = subprocess.run([sys.executable, "-c", READ_PROOFS], capture_output=True, text=True, env=env,
                             timeout=600, check=False)
@@ -58,6 +58,8 @@ def test_make_run_audits_proves_and_plans(made: dict[str, Any]) -> None:
     assert [plan.index(f" {s} ") for s in steps] == sorted(plan.index(f" {s} ") for s in steps)
     assert "rename customer -> customer_id" in plan
     assert "no-reads customer: refuted (5 queries by 4 reader(s)" in plan
+    assert f"plan: {made['work'] / 'plan.html'}" in done.stdout
+    assert "<svg" in (made["work"] / "plan.html").read_text(encoding="utf-8")
     ending = done.stdout[done.stdout.rindex("reports: "):].splitlines()
     folder = Path(ending[0].removeprefix("reports: "))
     assert (folder if folder.is_absolute() else REPO / folder).joinpath("report.html").is_file()

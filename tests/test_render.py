@@ -705,3 +705,45 @@ def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: P
     dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert "&lt;b&gt;x&lt;/b&gt;" in dom and "<b>x</b>" not in dom
     assert dom.count('class="drift"') == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan as a page
+
+
+def test_the_plan_page_draws_its_steps_as_weeks_coloured_by_their_checks(tmp_path: Path) -> None:
+    """`plan --format html` of the demo's rename: one bar a step over its weeks, in order; the
+    contract waits on a refuted no-reads check, moving readers on checks not yet run. Self-contained,
+    and a real browser lays it out."""
+    from schemaguard.demo import build_plan_inputs
+    from tests.helpers import run as schemaguard
+
+    lake = tmp_path / "lake"
+    build_demo_lake(lake)
+    inputs = build_plan_inputs(lake)
+    orders = str(lake / "orders")
+    done = schemaguard("plan", orders, str(inputs / "orders_next.json"), "--table", orders,
+                       "--rename", "customer=customer_id", "--identity", "name",
+                       "--query-table", "sales.orders", "--query-log", str(inputs / "queries.jsonl"),
+                       "--format", "html")
+    assert done.returncode == 1, done.stderr
+    parsed = _parse(done.stdout)
+    tags = [t for t, _ in parsed.tags]
+    assert "script" not in tags and "link" not in tags and "img" not in tags
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", done.stdout)) <= {"http://www.w3.org/2000/svg"}
+    steps = [(attrs.get("class") or "").split() for t, attrs in parsed.tags
+             if t == "g" and "step" in (attrs.get("class") or "").split()]
+    assert [c[1] for c in steps] == ["step-expand", "step-dual-write", "step-backfill", "step-move-readers",
+                                     "step-verify-no-reads", "step-contract"]
+    assert {c[1]: c[2] for c in steps}["step-contract"] == "state-refuted"
+    assert {c[1]: c[2] for c in steps}["step-move-readers"] == "state-not-run"
+    bars = [attrs for t, attrs in parsed.tags if t == "rect" and attrs.get("class") == "bar"]
+    x = [float(a["x"] or 0) for a in bars]
+    assert x[0] == x[1] < x[2] < x[3] == x[4] < x[5]  # weeks 1, 1, 2, 3-6, 3-7, 8
+    text = " ".join(parsed.text.getvalue().split())
+    assert "rename customer -> customer_id" in text and "week 8" in text
+    _need_chromium()
+    page = tmp_path / "plan.html"
+    page.write_text(done.stdout, encoding="utf-8")
+    dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    assert dom.count('class="bar"') == 6 and 'id="steps"' in dom

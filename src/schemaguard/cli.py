@@ -343,7 +343,7 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-PLAN_FORMATS = ("text", "json", "markdown")
+PLAN_FORMATS = ("text", "json", "markdown", "html")
 
 
 @app.command()
@@ -375,7 +375,7 @@ def plan(
     catalog: CatalogOption = None,
     catalog_uri: CatalogUriOption = None,
     spark_catalog: SparkCatalogOption = False,
-    output: Annotated[str, typer.Option("--format", help="text, json or markdown")] = "text",
+    output: Annotated[str, typer.Option("--format", help="text, json, markdown or html")] = "text",
 ) -> None:
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
     their schedule and checks. Exit 0 safe as one edit, 1 a staged plan is needed."""
@@ -419,8 +419,9 @@ def plan(
         result = build_plan(request, judge)
     except ValueError as e:
         fail(f"plan: {e}")
-    if shape == "markdown":
-        sys.stdout.write(planning.plan_markdown(result))
+    if shape in ("markdown", "html"):
+        render = planning.plan_markdown if shape == "markdown" else planning.plan_html
+        sys.stdout.write(render(result))
     else:
         _render(OutputFormat(shape), result, planning.plan_json, planning.plan_text)
     raise typer.Exit(result.exit_code)

@@ -42,7 +42,8 @@ REFUTED_COLOUR = "#8e2c6a"  # a refuted proof's lane: where the data breaks the 
 
 
 @cache
-def _css() -> str:
+def css() -> str:
+    """The style sheet every HTML page of schemaguard inlines."""
     return "\n" + resources.files("schemaguard.report").joinpath("html.css").read_text(encoding="utf-8")
 
 
@@ -66,7 +67,7 @@ def to_html(run: AuditRun) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>schemaguard audit: {verdict(run)} · {_e(run.run_id)}</title>
-<style>{_css()}</style></head>
+<style>{css()}</style></head>
 <body>
 <header class="run" id="run"><div class="brand">schemaguard audit</div>
 <h1><span class="verdict {state}" id="verdict">{verdict(run)}</span> {_e(headline(run))}</h1>

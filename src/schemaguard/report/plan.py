@@ -3,10 +3,17 @@ for a pull request. Rendering only: the plan is decided in plan/planner.py."""
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
 from typing import Any
 
 from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step
 from schemaguard.report.console import console as terminal
+from schemaguard.report.html import css
+
+# A step's bar on the timeline of weeks: the colour of its worst entry check (refuted, then unknown,
+# then not run); a step whose checks all hold, or that has none, is drawn in the plain colour.
+STEP_COLOURS = {"refuted": "#8e2c6a", "unknown": "#b7791f", "not-run": "#7b8794", "proven": "#4e79a7"}
 
 
 def describe_op(planned: PlannedOperation) -> str:
@@ -104,3 +111,112 @@ def plan_markdown(plan: Plan) -> str:
         lines += ["", "Checks on the data:", "", "```", *commands, "```"]
     lines += [f"\n> {_cell(n)}" for n in plan.notes]
     return "\n".join(lines) + "\n"
+
+
+def step_state(s: Step) -> str:
+    """The worst status among a step's entry checks ("proven" when it has none)."""
+    statuses = {c.status for c in s.entry_checks}
+    return next((x for x in ("refuted", "unknown", "not-run") if x in statuses), "proven")
+
+
+def plan_html(plan: Plan) -> str:
+    """One self-contained page: the operations, the steps as a timeline of weeks (each bar coloured
+    by its entry checks), each step's checks, and the checks with the commands that run them."""
+    state = "pass" if plan.safe_as_single_edit else "staged"
+    word = "SAFE" if plan.safe_as_single_edit else "STAGED"
+    where = f"table <code>{_h(plan.table)}</code> · " if plan.table else ""
+    ops = [(f"<code>{_h(describe_op(o))}</code>", _h(_verdicts(o)),
+            "safe" if o.safe_as_single_edit else _h(o.strategy), _h(o.why)) for o in plan.operations]
+    steps = [(str(i), _h(_weeks(s)), f"<b>{_h(s.kind)}</b>: {_h(s.title)}",
+              "".join(f"<div>{_check_html(c)}</div>" for c in s.entry_checks) or "-")
+             for i, s in enumerate(plan.steps, start=1)]
+    checks = [(_check_html(c), _h(c.evidence or "-"), f"<code>{_h(c.command)}</code>" if c.command else "-")
+              for c in plan.checks]
+    sections = [
+        _section("operations", "Operations", _rows(("operation", "verdicts", "strategy", "why"), ops)),
+        _section("steps", "Steps <small>a timeline of weeks; a bar takes the colour of its worst entry "
+                 "check</small>", _legend() + _weeks_svg(plan.steps)
+                 + _rows(("#", "when", "step", "entry checks"), steps)),
+    ]
+    if checks:
+        sections.append(_section("checks", "Checks", _rows(("check", "evidence", "command"), checks)))
+    if plan.notes:
+        sections.append(_section("notes", "Notes", "<ul>" + "".join(f"<li>{_h(n)}</li>" for n in plan.notes)
+                                 + "</ul>"))
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>schemaguard plan: {word}{f" · {_h(plan.table)}" if plan.table else ""}</title>
+<style>{css()}</style></head>
+<body>
+<header class="run" id="plan"><div class="brand">schemaguard plan</div>
+<h1><span class="verdict {state}" id="verdict">{word}</span> {_h(_headline(plan))}</h1>
+<p class="meta">{where}identity <b>{_h(plan.identity)}</b> · readers {_h(", ".join(plan.profiles))}
+ · exit code {plan.exit_code}</p></header>
+<main>
+{"".join(sections)}
+</main>
+<footer>schemaguard · a quiet break (values change meaning or land in another column) is a break.</footer>
+</body></html>
+"""
+
+
+def _section(slug: str, title: str, body: str) -> str:
+    return f'<section class="plan" id="{slug}"><h2>{title}</h2>{body}</section>\n'
+
+
+def _rows(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    """A table of cells already escaped."""
+    heads = "".join(f"<th>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="plan"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _check_html(c: Check) -> str:
+    status = _h(c.status)
+    return f'<span class="pverdict {status}">{status}</span> {_h(c.kind)} <code>{_h(c.subject)}</code>'
+
+
+def _h(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _legend() -> str:
+    names = {"refuted": "a check refuted", "unknown": "a check unknown", "not-run": "a check not run",
+             "proven": "checks proven, or none"}
+    keys = "".join(f'<span class="key" style="border-left:4px solid {colour}">{_h(names[state])}</span>'
+                   for state, colour in STEP_COLOURS.items())
+    return f'<div class="legend">{keys}</div>'
+
+
+def _weeks_svg(steps: tuple[Step, ...]) -> str:
+    """One lane per step, its bar from its first week to its last, weeks as the axis."""
+    if not steps:
+        return '<p class="empty">No step.</p>'
+    width, gutter, right, top, lane_h, gap, axis_h = 1200, 230, 20, 10, 24, 10, 30
+    last = max(s.weeks[1] for s in steps)
+    week_w = (width - gutter - right) / last
+    height = top + len(steps) * (lane_h + gap) + axis_h
+    bottom = top + len(steps) * (lane_h + gap) - gap / 2
+    parts = [f'<svg class="weeks-svg" viewBox="0 0 {width} {height}" width="100%" role="img" '
+             'aria-label="the plan\'s steps over weeks" xmlns="http://www.w3.org/2000/svg"><g class="axis">']
+    for week in range(1, last + 1):
+        x = gutter + (week - 1) * week_w
+        parts.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{bottom:.1f}" class="gridline"/>'
+                     f'<text x="{x + week_w / 2:.1f}" y="{bottom + 18:.1f}" class="tick">week {week}</text>')
+    parts.append("</g>")
+    for i, s in enumerate(steps):
+        y = top + i * (lane_h + gap)
+        start, end = s.weeks
+        x, w = gutter + (start - 1) * week_w, (end - start + 1) * week_w
+        state = step_state(s)
+        tip = "; ".join(f"{c.kind} {c.subject}: {c.status}" for c in s.entry_checks) or "no entry check"
+        mid = y + lane_h / 2
+        parts.append(
+            f'<g class="step step-{_h(s.kind)} state-{state}">'
+            f'<text x="4" y="{mid + 5:.1f}" class="step-label">{i + 1}. {_h(s.kind)}</text>'
+            f'<rect x="{x + 1:.1f}" y="{y}" width="{w - 2:.1f}" height="{lane_h}" rx="4" '
+            f'fill="{STEP_COLOURS[state]}" class="bar"><title>{_h(s.title)}: {_h(tip)}</title></rect>'
+            f'<text x="{x + 8:.1f}" y="{mid + 4:.1f}" class="bar-label">{_h(_weeks(s))}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)
