@@ -39,6 +39,7 @@ LANE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948"
                 "#86bcb6", "#d4a6c8")
 UNREADABLE_COLOUR = "#c0392b"
 REFUTED_COLOUR = "#8e2c6a"  # a refuted proof's lane: where the data breaks the claim
+GUTTER_CHARACTERS = 22  # a lane's name and detail fit the timeline's gutter up to this many characters
 
 
 @cache
@@ -214,10 +215,14 @@ def _lanes(table: TableAudit) -> list[_Lane]:
                            "lane lane-unreadable"))
     for proof in table.proofs:
         if proof.verdict == "refuted":
-            # the kind as the lane's name, the column beside it: the gutter holds ~25 characters
-            lanes.append(_Lane(proof.proof.kind, proof.proof.spelled, REFUTED_COLOUR,
-                               _refuted_marks(proof.days, date_col), "lane lane-proof",
-                               f"refuted in {proof.partition_count} partition(s)"))
+            # the kind as the lane's name, the column beside it: the gutter holds ~22 characters, so a
+            # longer column (an `agree` expression) is cut there and written whole beside the blocks
+            kind, spelled = proof.proof.kind, proof.proof.spelled
+            room = GUTTER_CHARACTERS - len(kind)
+            cut = spelled if len(spelled) <= room else spelled[:room - 1] + "…"
+            note = f"refuted in {proof.partition_count} partition(s)"
+            lanes.append(_Lane(kind, cut, REFUTED_COLOUR, _refuted_marks(proof.days, date_col),
+                               "lane lane-proof", note if cut == spelled else f"{spelled}: {note}"))
     return lanes
 
 
