@@ -31,12 +31,14 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def test_the_demo_command_writes_the_three_tables(spark: Any, tmp_path: Path) -> None:
+def test_the_demo_command_writes_the_three_tables_and_the_plan_inputs(spark: Any, tmp_path: Path) -> None:
     done = run("demo", str(tmp_path))
     assert done.returncode == 0, done.stderr
     for name in ("orders", "orders_iceberg", "orders_delta"):
         assert f"demo lake written: {tmp_path / name}" in done.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders", "orders_delta", "orders_iceberg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders", "orders_delta", "orders_iceberg", "plan"]
+    assert f"a change to plan: {tmp_path / 'plan'}" in done.stdout
+    assert (tmp_path / "plan" / "orders_next.json").is_file()
 
 
 @pytest.fixture(scope="module")
