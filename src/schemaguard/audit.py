@@ -195,11 +195,4 @@ def _current_schema(target: _Target, read: TableRead) -> tuple[str, Schema | Non
         return target.table.schema, loaded.schemas[-1][1]
     if target.catalog_schema is not None:
         return "catalog", target.catalog_schema
-    if read.delta is not None:
-        return f"Delta log (v{read.delta.version})", read.delta.current.schema
-    if read.iceberg is not None:
-        return f"Iceberg metadata (schema {read.iceberg.current_schema_id})", read.iceberg.current.schema
-    versions = read.versions
-    if versions:
-        return f"newest version (v{versions[-1].number})", versions[-1].footer.schema
-    return "none (no readable file)", None
+    return read.current()

@@ -348,8 +348,15 @@ PLAN_FORMATS = ("text", "json", "markdown", "html")
 
 @app.command()
 def plan(
-    old: Annotated[str, typer.Argument(help="the schema today: a schema file, Parquet file or table")],
-    new: Annotated[str, typer.Argument(help="the schema after the change")],
+    old: Annotated[str | None, typer.Argument(
+        help="the schema today: a schema file, Parquet file or table (with --ddl and --table: the table's "
+             "current schema)", show_default=False)] = None,
+    new: Annotated[str | None, typer.Argument(help="the schema after the change (or --ddl)",
+                                              show_default=False)] = None,
+    ddl: Annotated[list[str] | None, typer.Option(
+        "--ddl", help="the change as Spark SQL: ALTER TABLE statements (repeatable)")] = None,
+    ddl_file: Annotated[Path | None, typer.Option(
+        "--ddl-file", help="a file of Spark SQL ALTER TABLE statements (the change)")] = None,
     table: Annotated[str | None, typer.Option("--table", help="the table: every writer schema on disk, "
                                               "and the checks run on its data")] = None,
     identity: IdentityOption = None,
@@ -393,23 +400,46 @@ def plan(
         from schemaguard.config import load_durations
 
         durations = load_durations(conf)
-    old_schema, new_schema = _schemas([old])[0][-1][1], _schemas([new])[0][-1][1]
+    statements = _ddl_text(ddl or [], ddl_file)
+    if statements is None and (old is None or new is None):
+        fail("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its schema)")
+    if statements is not None and new is not None:
+        fail("plan: NEW comes from --ddl/--ddl-file: give one or the other")
     read = None
     if table is not None:
         read = _read_table(_spark_table_location(table) if spark_catalog else table,
                            OutputFormat.json if shape != "text" else OutputFormat.text,
                            catalog=_catalog_ref(catalog, catalog_uri))
+    current = read.current()[1] if read is not None else None
+    if old is not None:
+        old_schema = _schemas([old])[0][-1][1]
+    elif current is not None:
+        old_schema = current
+    else:
+        fail("plan: --ddl needs the schema today: OLD, or --table with a readable file")
+    properties: dict[str, str] = {}
+    if statements is not None:
+        from schemaguard.plan.ddl import apply_ddl
+
+        named = query_table or ((table if spark_catalog else Path(table.rstrip("/")).name) if table else None)
+        change = apply_ddl(old_schema, statements[0], statements[1], named)
+        new_schema, properties = change.new, dict(change.properties)
+        renames = change.renames + renames
+    else:
+        assert new is not None
+        new_schema = _schemas([new])[0][-1][1]
     if not chosen:
         chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
                                      if read and read.iceberg else ())
     for name in chosen:
-        _modelled([(old, old_schema), (new, new_schema)], name)
+        _modelled([(old or "the table's schema", old_schema), (new or "the DDL's schema", new_schema)], name)
     options = Options(identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
                       allow_quiet=allow_quiet)
     if read is not None:
         from schemaguard.checks.compat import table_options
 
         options = table_options(read, options)
+    options = _ddl_options(options, properties)
     request = PlanRequest(
         old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
         readers_behind, readers, renames, options,
@@ -425,6 +455,33 @@ def plan(
     else:
         _render(OutputFormat(shape), result, planning.plan_json, planning.plan_text)
     raise typer.Exit(result.exit_code)
+
+
+def _ddl_text(ddl: list[str], ddl_file: Path | None) -> tuple[str, str] | None:
+    """The DDL of --ddl (each one statement or several) and --ddl-file as one text, and how errors
+    name it; None when neither is given."""
+    if ddl and ddl_file is not None:
+        fail("plan: give --ddl or --ddl-file, not both")
+    if ddl_file is not None:
+        require_regular(ddl_file, str(ddl_file))
+        try:
+            return ddl_file.read_text(encoding="utf-8"), str(ddl_file)
+        except (OSError, UnicodeDecodeError) as e:
+            fail(f"{ddl_file}: cannot read: {first_line(e)}")
+    return (";\n".join(ddl), "--ddl") if ddl else None
+
+
+def _ddl_options(options: Any, properties: dict[str, str]) -> Any:
+    """Reader options the DDL's table properties switch on (Delta column mapping, type widening)."""
+    from dataclasses import replace as replaced
+
+    mapping = properties.get("delta.columnMapping.mode")
+    if mapping is not None:
+        options = replaced(options, column_mapping=_choice(mapping, ["none", "name", "id"],
+                                                           "delta.columnMapping.mode"))
+    if properties.get("delta.enableTypeWidening", "").lower() == "true":
+        options = replaced(options, type_widening=True)
+    return options
 
 
 def _plan_judge(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,

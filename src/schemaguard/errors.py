@@ -6,8 +6,11 @@ file, a bad configuration key), so `cli.main` catches one class without importin
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import stat
+from collections.abc import Iterator
 
 TOO_DEEP = "nests deeper than any schema or log does (beyond Python's recursion limit)"
 
@@ -52,3 +55,22 @@ def require_regular(path: str | os.PathLike[str], shown: str) -> None:
         return
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise UsageError(f"{shown}: not a regular file (a FIFO, socket or device); give a file")
+
+
+@contextlib.contextmanager
+def quiet_logger(name: str) -> Iterator[None]:
+    """The logger `name` and its children at ERROR for a while, then as they
+    were: stderr is for our own lines, and libraries log there once anything has given the root
+    logger a handler (py4j's `logging.info` calls `basicConfig`). GX sets some of its loggers to
+    INFO; sqlglot warns when it falls back to an unparsed command."""
+    known = logging.root.manager.loggerDict.items()
+    loggers = [logging.getLogger(name), *(
+        logger for key, logger in known if key.startswith(f"{name}.") and isinstance(logger, logging.Logger))]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(max(logger.level, logging.ERROR))
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)

@@ -40,6 +40,7 @@ from schemaguard.lake.iceberg import (
 )
 from schemaguard.lake.iceberg import logical_footers as iceberg_footers
 from schemaguard.lake.scan import ScanResult, Unreadable, scan, scan_on_spark
+from schemaguard.model import Schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -86,6 +87,18 @@ class TableRead:
     @property
     def table_format(self) -> TableFormat:
         return "delta" if self.delta is not None else "iceberg" if self.iceberg is not None else "parquet"
+
+    def current(self) -> tuple[str, Schema | None]:
+        """The table's current schema and where it comes from: the Delta log's, the Iceberg
+        metadata's, else the newest version's (None: no readable file)."""
+        if self.delta is not None:
+            return f"Delta log (v{self.delta.version})", self.delta.current.schema
+        if self.iceberg is not None:
+            return (f"Iceberg metadata (schema {self.iceberg.current_schema_id})",
+                    self.iceberg.current.schema)
+        if self.versions:
+            return f"newest version (v{self.versions[-1].number})", self.versions[-1].footer.schema
+        return "none (no readable file)", None
 
 
 def read(location: str, progress: Callable[[int], None] | None = None,

@@ -303,7 +303,7 @@ def operations(old: Schema, new: Schema, identity: Identity,
         if op.kind == OpKind.METADATA_CHANGED and op.detail == "aliases" and op.path in intended:
             continue  # the alias is ours
         if op.kind == OpKind.RENAME and op.path in intended:
-            op = replace(op, detail="intended: --rename")
+            op = replace(op, detail="declared")  # by --rename or the DDL
         ops.append(op)
     missing = intended - {op.path for op in ops if op.kind == OpKind.RENAME}
     if missing:

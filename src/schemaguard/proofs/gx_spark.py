@@ -15,16 +15,15 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from schemaguard.base import SparkUnreadable, spark_schema
-from schemaguard.errors import first_line
+from schemaguard.errors import first_line, quiet_logger
 from schemaguard.formats.parquet import FileFooter
 from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
 from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema
@@ -246,7 +245,7 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
 
-    with _quiet("great_expectations"):
+    with quiet_logger("great_expectations"):
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)  # stderr is for our own lines
         asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
@@ -263,24 +262,6 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
     return count, tuple(_row(r) for r in rows[:SAMPLE])
-
-
-@contextlib.contextmanager
-def _quiet(name: str) -> Iterator[None]:
-    """The logger `name` and its children at WARNING for a while, then as they were: GX sets some of
-    its loggers to INFO and logs its temporary folders there, which reaches stderr once py4j has
-    given the root logger a handler (its `logging.info` calls `basicConfig`)."""
-    known = logging.root.manager.loggerDict.items()
-    loggers = [logging.getLogger(name), *(
-        logger for key, logger in known if key.startswith(f"{name}.") and isinstance(logger, logging.Logger))]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(max(logger.level, logging.WARNING))
-    try:
-        yield
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
 
 
 def _row(r: Any) -> dict[str, Any]:

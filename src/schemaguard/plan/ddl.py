@@ -1,0 +1,376 @@
+"""A schema change given as Spark SQL DDL, parsed with sqlglot: the table's current schema with
+the statements applied is NEW, and a `RENAME COLUMN` is a declared rename.
+
+Understood (`ALTER TABLE t ...`, several statements separated by `;`): `ADD COLUMN(S)` (with
+`FIRST`/`AFTER`), `DROP COLUMN(S)`, `RENAME COLUMN a TO b`, `ALTER|CHANGE COLUMN c TYPE t`,
+`ALTER|CHANGE COLUMN c SET|DROP NOT NULL`, `CHANGE COLUMN c c t`, `REPLACE COLUMNS (...)`,
+`ADD CONSTRAINT n CHECK (...)`, `DROP CONSTRAINT n`, `SET TBLPROPERTIES (...)`. Column names may
+be dotted paths into structs (`address.city`) and match as Spark matches them, case-insensitively.
+Anything else is refused with its line, never guessed: a plan built on a misread statement would
+be wrong in ways no check can catch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from schemaguard.errors import UsageError, quiet_logger
+from schemaguard.formats.spark_ddl import DdlTypeError, ddl_field, ddl_type
+from schemaguard.model import (
+    DataType,
+    Field,
+    Leaf,
+    ListType,
+    MapType,
+    PartnerVisitor,
+    Paths,
+    Schema,
+    SchemaTransform,
+    StructType,
+    make_metadata,
+    transform,
+    visit_with_partner,
+)
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+
+class DdlError(UsageError):
+    """A statement the planner does not understand, or that does not fit the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement as written: where it starts, its text, what it does, the table it names."""
+
+    line: int
+    text: str
+    kind: str
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class DdlChange:
+    """The statements and what they make of OLD."""
+
+    statements: tuple[Statement, ...]
+    new: Schema
+    renames: tuple[tuple[str, str], ...]  # (old path, new path), in order
+    properties: tuple[tuple[str, str], ...]  # SET TBLPROPERTIES, the last value of each key
+    constraints: tuple[tuple[str, str], ...]  # CHECK constraints added: (name, Spark SQL condition)
+    dropped_constraints: tuple[str, ...]
+
+
+def split_statements(text: str, source: str) -> list[tuple[int, str]]:
+    """The statements of `text` with the line each starts on (comments and blank ones left out)."""
+    from sqlglot import TokenType
+    from sqlglot.dialects.spark import Spark
+    from sqlglot.errors import TokenError
+
+    try:
+        tokens = Spark().tokenize(text)
+    except TokenError as e:
+        raise DdlError(f"{source}: {str(e).splitlines()[0]}") from None
+    out, start = [], 0
+    for i, token in enumerate([*tokens, None]):
+        if token is None or token.token_type == TokenType.SEMICOLON:
+            part = tokens[start:i]
+            if part:
+                out.append((part[0].line, text[part[0].start:part[-1].end + 1]))
+            start = i + 1
+    return out
+
+
+def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> DdlChange:
+    """NEW from OLD and the DDL in `text` (`source` names it in errors: a file or `--ddl`). With
+    `table`, every statement must name it (as `t`, `db.t` or `catalog.db.t`, compared on the
+    last parts given)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
+    schema = old
+    renames: list[tuple[str, str]] = []
+    properties: dict[str, str] = {}
+    constraints: list[tuple[str, str]] = []
+    dropped: list[str] = []
+    statements = []
+    for line, sql in split_statements(text, source):
+        where = f"{source}:{line}"
+        try:
+            with quiet_logger("sqlglot"):
+                parsed = sqlglot.parse_one(sql, read="spark")
+        except ParseError as e:
+            raise DdlError(f"{where}: does not parse as Spark SQL: {_first(e)}") from None
+        if isinstance(parsed, exp.Command):  # sqlglot's fallback for syntax it does not know
+            raise DdlError(f"{where}: not understood as Spark SQL DDL: {_head(sql)}")
+        if not isinstance(parsed, exp.Alter) or parsed.args.get("kind") != "TABLE":
+            raise DdlError(f"{where}: only ALTER TABLE statements describe a change: {_head(sql)}")
+        name = parsed.this.sql(dialect="spark")
+        if table is not None and not _same_table(name, table):
+            raise DdlError(f"{where}: the statement alters {name}, the plan is for {table}")
+        actions = parsed.args.get("actions") or []
+        if len(actions) != 1:
+            raise DdlError(f"{where}: one change a statement, please: {_head(sql)}")
+        action = actions[0]
+        try:
+            kind, schema = _apply(schema, action, renames, properties, constraints, dropped)
+        except (DdlTypeError, _NoSuchColumn) as e:
+            raise DdlError(f"{where}: {e}") from None
+        statements.append(Statement(line, sql.strip(), kind, name))
+    if not statements:
+        raise DdlError(f"{source}: no statement")
+    return DdlChange(tuple(statements), schema, tuple(renames), tuple(properties.items()),
+                     tuple(constraints), tuple(dropped))
+
+
+class _NoSuchColumn(ValueError):
+    pass
+
+
+def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]],
+           properties: dict[str, str], constraints: list[tuple[str, str]],
+           dropped: list[str]) -> tuple[str, Schema]:
+    """What one action does, and the schema after it."""
+    from sqlglot import exp
+
+    if isinstance(action, exp.RenameColumn):
+        old_path, new_name = _path(action.this), action.args["to"].name
+        parent, name = _split(old_path)
+        renames.append((_spelled(schema, old_path), f"{parent}.{new_name}" if parent else new_name))
+        return "rename-column", _edit(schema, parent, lambda fs: tuple(
+            replace(f, name=new_name) if f is _find(fs, name, old_path) else f for f in fs))
+    if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
+        for column in action.expressions:
+            schema = _add(schema, column)
+        return "add-columns", schema
+    if isinstance(action, exp.ColumnDef):  # ADD COLUMN c t
+        return "add-columns", _add(schema, action)
+    if isinstance(action, exp.Drop) and action.args.get("kind") in ("COLUMN", "COLUMNS"):
+        for path in _dropped_paths(action):
+            schema = _drop(schema, path)
+        return "drop-columns", schema
+    if isinstance(action, exp.Drop) and action.args.get("kind") == "CONSTRAINT":
+        dropped.extend(t.name for t in action.args.get("tables") or ())
+        return "drop-constraint", schema
+    if isinstance(action, exp.AlterColumn):
+        return _alter_column(schema, action, renames)
+    if isinstance(action, exp.ReplaceColumns):
+        fields = tuple(ddl_field(c) for c in action.expressions)
+        if not all(f.nullable for f in fields):  # Spark's parser refuses it, so would the job
+            raise DdlTypeError("NOT NULL is not supported in Hive-style REPLACE COLUMNS")
+        replaced = visit_with_partner(schema, Schema(fields), _Replace())
+        assert isinstance(replaced, StructType)  # two schemas make a struct
+        return "replace-columns", Schema(replaced.fields)
+    if isinstance(action, exp.AddConstraint):
+        for constraint in action.expressions:
+            checks = [c for c in constraint.expressions if isinstance(c, exp.CheckColumnConstraint)]
+            if not checks:
+                shown = constraint.sql(dialect="spark")
+                raise DdlTypeError(f"only CHECK constraints are understood: {shown}")
+            constraints.append((constraint.name, checks[0].this.sql(dialect="spark")))
+        return "add-constraint", schema
+    if isinstance(action, exp.AlterSet):
+        for prop in action.find_all(exp.Property):
+            properties[prop.name] = prop.args["value"].name
+        return "set-properties", schema
+    raise DdlTypeError(f"not understood: {action.sql(dialect='spark')}")
+
+
+def _drop(schema: Schema, path: str) -> Schema:
+    parent, name = _split(path)
+
+    def kept(fs: tuple[Field, ...]) -> tuple[Field, ...]:
+        gone = _find(fs, name, path)
+        return tuple(f for f in fs if f is not gone)
+
+    return _edit(schema, parent, kept)
+
+
+def _alter_column(schema: Schema, action: exp.AlterColumn,
+                  renames: list[tuple[str, str]]) -> tuple[str, Schema]:
+    """ALTER/CHANGE COLUMN: a type, a nullability, or (CHANGE) a new name with its type."""
+    from sqlglot import exp
+
+    path = _path(action.this)
+    parent, name = _split(path)
+    dtype, allow_null, rename_to = (action.args.get(k) for k in ("dtype", "allow_null", "rename_to"))
+    unknown = action.args.get("comment") or action.args.get("default")
+    if unknown or (action.args.get("drop") and allow_null is None):
+        raise DdlTypeError(f"not understood: {action.sql(dialect='spark')}")
+
+    def change(f: Field) -> Field:
+        if isinstance(dtype, exp.DataType):
+            f = replace(f, type=ddl_type(dtype, path))
+        if allow_null is not None:
+            f = replace(f, nullable=bool(allow_null))
+        if rename_to is not None and rename_to.name != f.name:
+            f = replace(f, name=rename_to.name)
+        return f
+
+    if rename_to is not None and rename_to.name.lower() != name.lower():
+        renames.append((_spelled(schema, path), f"{parent}.{rename_to.name}" if parent else rename_to.name))
+    kind = ("set-not-null" if allow_null is False else "drop-not-null" if allow_null else
+            "rename-column" if dtype is None else "alter-type")
+    return kind, _edit(schema, parent, lambda fs: tuple(change(f) if f is _find(fs, name, path) else f
+                                                         for f in fs))
+
+
+def _add(schema: Schema, column: exp.ColumnDef) -> Schema:
+    """One added column, where its FIRST/AFTER says (else last), into its struct."""
+    full = _path(column.this)
+    parent, name = _split(full)
+    bare = column.copy()
+    bare.set("this", _ident(name))
+    field = ddl_field(bare, parent)
+    position = column.args.get("position")
+
+    def added(fs: tuple[Field, ...]) -> tuple[Field, ...]:
+        if any(f.name.lower() == field.name.lower() for f in fs):
+            raise _NoSuchColumn(f"{full} already exists")
+        if position is None:
+            return (*fs, field)
+        if position.args.get("position") == "FIRST":
+            return (field, *fs)
+        after = _find(fs, position.this.name, position.this.name)
+        at = fs.index(after) + 1
+        return (*fs[:at], field, *fs[at:])
+
+    return _edit(schema, parent, added)
+
+
+def _ident(name: str) -> exp.Identifier:
+    from sqlglot import exp
+
+    return exp.to_identifier(name)
+
+
+def _dropped_paths(action: exp.Drop) -> list[str]:
+    from sqlglot import exp
+
+    paths = []
+    for target in action.args.get("tables") or ():
+        items = target.expressions if isinstance(target, exp.Schema) else [target]
+        paths += [_path(x) for x in items]
+    return paths
+
+
+def _path(node: exp.Expression) -> str:
+    """A column reference's dotted path: `a.b.c` however sqlglot split it into table/db parts."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Column):
+        return ".".join(part.name for part in node.parts)
+    if isinstance(node, exp.Dot):
+        return f"{_path(node.this)}.{node.expression.name}"
+    return node.name
+
+
+def _split(path: str) -> tuple[str, str]:
+    parent, _, name = path.rpartition(".")
+    return parent, name
+
+
+def _find(fields: Sequence[Field], name: str, path: str) -> Field:
+    """The field Spark would resolve `name` to: exact, else the one equal ignoring case."""
+    exact = [f for f in fields if f.name == name]
+    loose = [f for f in fields if f.name.lower() == name.lower()]
+    found = exact or loose
+    if len(found) != 1:
+        raise _NoSuchColumn(f"no column {path}" if not found else f"{path} names {len(found)} columns")
+    return found[0]
+
+
+def _spelled(schema: Schema, path: str) -> str:
+    """`path` as the schema spells it (DDL matches case-insensitively)."""
+    fields, out = schema.fields, []
+    for part in path.split("."):
+        f = _find(fields, part, path)
+        out.append(f.name)
+        fields = f.type.fields if isinstance(f.type, StructType) else ()
+    return ".".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    writer: Field | None  # the column today
+    reader: Field | None  # its REPLACE COLUMNS definition
+
+
+class _Replace(PartnerVisitor[_Pair, DataType, Field | None]):
+    """REPLACE COLUMNS as delta-spark applies it (SchemaUtils.changeDataType): the new list in its
+    order; a column that was there keeps its metadata, its comment unless a new one is given, and
+    its arrays' and maps' element nullability, and takes the new nullability and type."""
+
+    def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
+        old = {f.name.lower(): f for f in writer}
+        return [_Pair(old.get(f.name.lower()), f) for f in reader] + [
+            _Pair(f, None) for f in writer if f.name.lower() not in {r.name.lower() for r in reader}]
+
+    def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: DataType) -> Field:
+        comment = reader.meta.get("comment")
+        meta = writer.meta if comment is None else {**writer.meta, "comment": comment}
+        return replace(writer, type=type_result, nullable=reader.nullable, metadata=make_metadata(meta))
+
+    def writer_only(self, writer: Field, pair: _Pair, paths: Paths) -> None:
+        return None  # not in the new list: gone
+
+    def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> Field:
+        return reader
+
+    def struct(self, writer: StructType, reader: StructType, paths: Paths,
+               fields: Sequence[Field | None]) -> StructType:
+        return StructType(tuple(f for f in fields if f is not None))
+
+    def list(self, writer: ListType, reader: ListType, paths: Paths, element: DataType) -> ListType:
+        return ListType(element, writer.element_nullable)
+
+    def map(self, writer: MapType, reader: MapType, paths: Paths, key: DataType, value: DataType) -> MapType:
+        return MapType(key, value, writer.value_nullable)
+
+    def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> DataType:
+        return reader
+
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> DataType:
+        return reader
+
+
+class _StructEdit(SchemaTransform):
+    """Rewrite the fields of the struct at one path (the top level is "")."""
+
+    def __init__(self, at: str, edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> None:
+        self.at, self.edit, self.done = at.lower(), edit, False
+
+    def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> StructType:
+        if path.lower() == self.at and not self.done:
+            self.done = True
+            return StructType(self.edit(tuple(fields)))
+        return StructType(tuple(fields))
+
+
+def _edit(schema: Schema, parent: str, edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> Schema:
+    if parent:
+        _spelled(schema, parent)  # the struct must exist: a clear error, not a silent no-op
+    editor = _StructEdit(parent, edit)
+    edited = transform(schema, editor)
+    if not editor.done:
+        raise _NoSuchColumn(f"{parent} is not a struct column")
+    return edited
+
+
+def _same_table(named: str, table: str) -> bool:
+    a, b = (x.replace("`", "").lower().split(".") for x in (named, table))
+    n = min(len(a), len(b))
+    return a[-n:] == b[-n:]
+
+
+def _head(sql: str) -> str:
+    text = " ".join(sql.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _first(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
