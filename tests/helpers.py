@@ -84,3 +84,24 @@ def many_folders(root: Path, folders: int = 40) -> Path:
     (root / "dt=2024-01-01" / "loop").symlink_to(root, target_is_directory=True)
     pq.write_table(table, root / "top.parquet")
     return root
+
+
+def run_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """The console script's `main` in this process (so Spark is the tests' session), its exit
+    code, stdout and stderr captured as `run` gives them."""
+    import contextlib
+    import io
+
+    from schemaguard.cli import main
+
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    saved = sys.argv
+    sys.argv = ["schemaguard", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0
+    finally:
+        sys.argv = saved
+    return subprocess.CompletedProcess(["schemaguard", *args], code, out.getvalue(), err.getvalue())

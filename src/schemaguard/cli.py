@@ -378,6 +378,9 @@ def plan(
     ] = None,
     conf: Annotated[Path | None, typer.Option("--conf", help="configuration file: its [plan] weeks")] = None,
     footer_only: Annotated[bool, typer.Option("--footer-only", help="checks from statistics only")] = False,
+    view_name: Annotated[str, typer.Option(
+        "--view-name", help="the views that keep each schema version readable: {table} and {version}")
+    ] = "{table}__v{version}",
     allow_quiet: AllowQuietOption = False,
     catalog: CatalogOption = None,
     catalog_uri: CatalogUriOption = None,
@@ -385,8 +388,10 @@ def plan(
     output: Annotated[str, typer.Option("--format", help="text, json, markdown or html")] = "text",
 ) -> None:
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
-    their schedule and checks. Exit 0 safe as one edit, 1 a staged plan is needed."""
+    their schedule, checks and Spark SQL (with --table). Exit 0 safe as one edit, 1 a staged plan
+    is needed."""
     from schemaguard.base import Options
+    from schemaguard.plan.evidence import judge
     from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
     from schemaguard.report import plan as planning
     from schemaguard.rules.profiles import PROFILES
@@ -418,13 +423,15 @@ def plan(
     else:
         fail("plan: --ddl needs the schema today: OLD, or --table with a readable file")
     properties: dict[str, str] = {}
+    given: tuple[str, ...] = ()
     if statements is not None:
         from schemaguard.plan.ddl import apply_ddl
 
-        named = query_table or ((table if spark_catalog else Path(table.rstrip("/")).name) if table else None)
+        named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
         change = apply_ddl(old_schema, statements[0], statements[1], named)
         new_schema, properties = change.new, dict(change.properties)
         renames = change.renames + renames
+        given = tuple(st.text for st in change.statements)
     else:
         assert new is not None
         new_schema = _schemas([new])[0][-1][1]
@@ -443,12 +450,21 @@ def plan(
     request = PlanRequest(
         old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
         readers_behind, readers, renames, options,
-        tuple(v.footer.schema for v in read.versions) if read else (), table, durations)
+        tuple(v.footer.schema for v in read.versions) if read else (), table, durations,
+        drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none")
     try:
-        judge = _plan_judge(request, read, query_log or [], sql, query_table, footer_only)
-        result = build_plan(request, judge)
+        evidence = _plan_evidence(request, read, query_log or [], sql, query_table, footer_only)
+        result = build_plan(request, judge(evidence))
     except ValueError as e:
         fail(f"plan: {e}")
+    if read is not None and table is not None:
+        from schemaguard.plan.sql import sql_target, with_sql
+
+        used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
+        if "{table}" not in view_name or "{version}" not in view_name:
+            fail(f"--view-name {view_name!r}: give both {{table}} and {{version}}")
+        target = sql_target(read, table, spark_catalog, given, used, view_name)
+        result = with_sql(result, old_schema, new_schema, target)
     if shape in ("markdown", "html"):
         render = planning.plan_markdown if shape == "markdown" else planning.plan_html
         sys.stdout.write(render(result))
@@ -484,13 +500,13 @@ def _ddl_options(options: Any, properties: dict[str, str]) -> Any:
     return options
 
 
-def _plan_judge(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,
-                query_table: str | None, footer_only: bool) -> Any:
+def _plan_evidence(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,
+                   query_table: str | None, footer_only: bool) -> Any:
     """The evidence the plan's checks read: the table's data, query logs and consumer SQL."""
-    from schemaguard.plan.evidence import Evidence, judge, read_evidence
+    from schemaguard.plan.evidence import Evidence, read_evidence
 
     evidence = Evidence(request.new, read, _spark_factory("schemaguard-plan"), footer_only)
-    return judge(read_evidence(evidence, request, logs, sql, query_table))
+    return read_evidence(evidence, request, logs, sql, query_table)
 
 
 def _fits(text: str) -> Any:
@@ -558,6 +574,72 @@ def _pair(text: str, option: str = "--partition", form: str = "K=V, e.g. dt=2024
     if not sep or not k or (option == "--rename" and not v):
         fail(f"{option} {text!r}: give {form}")
     return k.strip(), v.strip()
+
+
+@app.command()
+def migrate(
+    action: Annotated[str, typer.Argument(
+        help="start (expand), step, complete (contract), rollback, status")],
+    plan_file: Annotated[Path, typer.Option(
+        "--plan", help="a plan written by `plan --table T --format json`")],
+    step: Annotated[str | None, typer.Option(
+        "--step", help="with `step`: the step's kind, e.g. backfill")] = None,
+    apply: Annotated[bool, typer.Option(
+        "--apply", help="run the step's SQL on the plan's table when its entry checks hold (opt-in); "
+        "without it nothing is written anywhere")] = False,
+    conf: Annotated[Path | None, typer.Option(
+        "--conf", help="configuration file: its [catalog] holds the `migrations` table")] = None,
+) -> None:
+    """Run a plan's steps, each gated by its entry checks on the data as it is now. Exit 0 done (or,
+    without --apply, would run), 1 an entry check refuted (nothing applied), 3 one unknown, 2 bad input."""
+    from schemaguard import migrate as migrating
+    from schemaguard.config import CatalogConfig, load_config
+
+    if action not in migrating.ACTIONS:
+        fail(f"migrate: {action!r} is not one of {', '.join(migrating.ACTIONS)}")
+    m = migrating.load_migration(plan_file)
+    kinds = [] if action in ("status", "rollback") else migrating.steps_of(action, m, step)
+    catalog = load_config(conf).catalog if conf is not None else CatalogConfig()
+    from schemaguard.spark import get_spark
+
+    _status("starting Spark (a migration step runs its checks and SQL through it)")
+    spark = get_spark("schemaguard-migrate")
+    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
+    if action == "status":
+        for kind, state in migrating.status(m, spark, catalog):
+            typer.echo(f"  {kind:<16} {state}")
+        raise typer.Exit(0)
+    if action == "rollback":
+        _show_run(migrating.run_rollback(m, spark, catalog, apply), apply)
+        raise typer.Exit(0)
+    location = _spark_table_location(m.table) if m.target == m.table and "/" not in m.table else m.table
+    read_now = partial(_read_table, location, OutputFormat.text)
+    worst = 0
+    for kind in kinds:
+        run = migrating.run_step(m, kind, spark, catalog, apply, read_now,
+                                 _spark_factory("schemaguard-migrate"))
+        _show_run(run, apply)
+        worst = max(worst, run.exit_code)
+        if run.status not in ("applied", "already-applied"):
+            break  # a later step never runs after one that did not
+    raise typer.Exit(worst)
+
+
+def _show_run(run: Any, apply: bool) -> None:
+    """One step's outcome as a person reads it: its checks, its statements, what happened."""
+    before, after = run.version_before, run.version_after
+    versions = f" (table version {before} -> {after})" if before is not None else ""
+    typer.echo(f"step {run.step}: {run.status}{versions}")
+    for kind, subject, verdict, evidence in run.checks:
+        typer.echo(f"  entry check {kind} {subject}: {verdict}" + (f" ({evidence})" if evidence else ""))
+    verb = "ran" if run.status in ("applied", "failed", "exit-check-failed") else "would run"
+    if run.status != "refused":
+        for statement in run.statements:
+            typer.echo(f"  {verb}: {statement};")
+    for note in run.notes:
+        typer.echo(f"  {note}")
+    if run.status == "would-apply" and not apply and run.statements:
+        typer.echo("  nothing written: add --apply to run it")
 
 
 @app.command()

@@ -7,23 +7,29 @@ ARRAY<...>, MAP<..., ...>, STRUCT<...> (a field's NOT NULL and COMMENT kept)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemaguard.formats.spark import type_to_spark
 from schemaguard.model import (
     BinaryType,
     BooleanType,
     DataType,
     DateType,
     DecimalType,
+    EnumType,
     Field,
     FloatType,
     IntType,
     ListType,
     MapType,
+    PrimitiveType,
+    SchemaVisitor,
     StringType,
     StructType,
     TimestampType,
     VariantType,
+    visit,
 )
 
 if TYPE_CHECKING:
@@ -79,3 +85,44 @@ def ddl_field(column: exp.ColumnDef, parent: str = "") -> Field:
                    for c in constraints)
     return Field(name, ddl_type(kind, path), nullable=not not_null,
                  metadata=(("comment", comment),) if comment is not None else ())
+
+
+# ---------------------------------------------------------------------------------------------
+# The other way: a model type as Spark SQL DDL text (the plan's statements)
+
+_SQL_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": "BIGINT"}
+
+
+def quoted(name: str) -> str:
+    """A column name as Spark SQL spells any name: in backticks, a backtick doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+class _ToSql(SchemaVisitor[str, str]):
+    """Each node as Spark SQL type text (`STRUCT<`a`: INT NOT NULL>`); a leaf is its Spark type."""
+
+    def field(self, f: Field, path: str, type_result: str) -> str:
+        return f"{quoted(f.name)}: {type_result}" + ("" if f.nullable else " NOT NULL")
+
+    def struct(self, t: StructType, path: str, fields: Sequence[str]) -> str:
+        return f"STRUCT<{', '.join(fields)}>"
+
+    def list(self, t: ListType, path: str, element: str) -> str:
+        return f"ARRAY<{element}>"
+
+    def map(self, t: MapType, path: str, key: str, value: str) -> str:
+        return f"MAP<{key}, {value}>"
+
+    def enum(self, t: EnumType, path: str) -> str:
+        return "STRING"
+
+    def primitive(self, t: PrimitiveType, path: str) -> str:
+        name = type_to_spark(t, path)
+        assert isinstance(name, str)  # a primitive's Spark type is a name
+        return _SQL_NAMES.get(name, name.upper())
+
+
+def sql_type(t: DataType, where: str = "") -> str:
+    """One model type as Spark SQL DDL (an array's or map's element nullability is Spark's
+    default, nullable: DDL cannot say otherwise)."""
+    return visit(t, _ToSql(), where)

@@ -84,6 +84,22 @@ def split_statements(text: str, source: str) -> list[tuple[int, str]]:
     return out
 
 
+def retarget(statement: str, name: str) -> str:
+    """An `ALTER TABLE x ...` statement with its table named `name` instead, the rest of its text
+    as written (regenerating it through sqlglot could respell what Spark reads)."""
+    from sqlglot import TokenType
+    from sqlglot.dialects.spark import Spark
+
+    tokens = Spark().tokenize(statement)
+    at = 2  # ALTER TABLE, then the name's parts and the dots between them
+    end = at
+    while end + 2 < len(tokens) and tokens[end + 1].token_type == TokenType.DOT:
+        end += 2
+    if len(tokens) <= at or tokens[0].text.upper() != "ALTER":
+        return statement
+    return statement[:tokens[at].start] + name + statement[tokens[end].end + 1:]
+
+
 def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> DdlChange:
     """NEW from OLD and the DDL in `text` (`source` names it in errors: a file or `--ddl`). With
     `table`, every statement must name it (as `t`, `db.t` or `catalog.db.t`, compared on the

@@ -26,23 +26,36 @@ class StepGate:
                        for _, _, status, _ in self.recorded_checks)
 
 
-def step_gate(plan_file: Path, step: str) -> StepGate:
-    """The gate of `step` in the plan written to `plan_file` (`schemaguard plan --format json`)."""
+def read_plan(plan_file: Path) -> dict[str, Any]:
+    """A plan written by `schemaguard plan --format json`, or a one-line error."""
     try:
         require_regular(plan_file, str(plan_file))
         doc: Any = json.loads(plan_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UsageError(f"--plan {plan_file}: not a plan written by `schemaguard plan --format json` ({e})"
                          ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not all(
+            isinstance(s, dict) for s in doc["steps"]):
         raise UsageError(f"--plan {plan_file}: not a plan written by `schemaguard plan --format json`")
+    return doc
+
+
+def plan_step(doc: dict[str, Any], step: str) -> dict[str, Any]:
+    """The step of kind `step` in a plan, or a one-line error naming the plan's steps."""
     if step not in STEP_ORDER:
         raise UsageError(f"--step {step!r} is not one of {', '.join(STEP_ORDER)}")
-    found = [s for s in doc["steps"] if isinstance(s, dict) and s.get("kind") == step]
+    found = [s for s in doc["steps"] if s.get("kind") == step]
     if not found:
-        kinds = ", ".join(str(s.get("kind")) for s in doc["steps"] if isinstance(s, dict))
+        kinds = ", ".join(str(s.get("kind")) for s in doc["steps"])
         raise UsageError(f"--step {step}: the plan has no such step (its steps: {kinds})")
-    checks = [c for c in found[0].get("entry_checks", []) if isinstance(c, dict)]
+    step_doc: dict[str, Any] = found[0]
+    return step_doc
+
+
+def step_gate(plan_file: Path, step: str) -> StepGate:
+    """The gate of `step` in the plan written to `plan_file` (`schemaguard plan --format json`)."""
+    doc = read_plan(plan_file)
+    checks = [c for c in plan_step(doc, step).get("entry_checks", []) if isinstance(c, dict)]
     data = [c for c in checks if c.get("kind") in DATA_PROOFS]
     argv: tuple[str, ...] = ()
     if data:

@@ -40,7 +40,7 @@ Strategy = Literal["single-edit", "expand-contract", "data-migration", "new-vers
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)  # least to most demanding
 StepKind = Literal[
     "sign-off", "update-consumers", "deploy-readers", "expand", "dual-write", "migrate-data",
-    "new-version", "backfill", "tighten", "move-readers", "verify-no-reads", "contract",
+    "new-version", "backfill", "tighten", "move-readers", "verify-no-reads", "column-mapping", "contract",
     "deploy-writers", "edit",
 ]
 STEP_ORDER: tuple[StepKind, ...] = get_args(StepKind)  # the order steps run in
@@ -203,6 +203,19 @@ class Step:
     title: str
     weeks: tuple[int, int]
     entry_checks: tuple[Check, ...]
+    sql: tuple[str, ...] = ()  # the statements that do it (plan/sql.py); none for a step of people
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A view that presents one schema version over the table while a staged plan runs: created
+    at `expand`, dropped at `contract`; `readers` are those the plan points at it."""
+
+    name: str
+    version: int
+    shape: Literal["old", "new"]
+    sql: str
+    readers: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +230,9 @@ class Plan:
     checks: tuple[Check, ...]
     notes: tuple[str, ...]
     table: str | None = None
+    views: tuple[View, ...] = ()
+    target: str | None = None  # how the steps' SQL names the table (plan/sql.py)
+    table_format: str | None = None
 
     @property
     def safe_as_single_edit(self) -> bool:
@@ -264,6 +280,7 @@ class PlanRequest:
     history: tuple[Schema, ...] = ()
     table: str | None = None
     durations: Durations = field(default_factory=Durations)
+    drop_needs_mapping: bool = False  # a Delta table without column mapping: a drop upgrades it first
 
 
 Judge = Callable[[Check], Check]  # fills a check's status and evidence
@@ -481,6 +498,8 @@ def _steps(decided: Sequence[tuple[PlannedOperation, tuple[StepKind, ...], tuple
         for need in needs:
             gate = need.gates if need.gates in kinds else kinds[-1]
             gates.setdefault(gate, []).append(checks[_check(need, o.op, request.table).key])
+    if "contract" in subjects and request.drop_needs_mapping:
+        subjects["column-mapping"] = ["enable Delta column mapping (name), which DROP COLUMN needs"]
     ordered = [k for k in STEP_ORDER if k in subjects] or ["edit"]
     weeks = schedule(ordered, request.durations, request.readers)
     return tuple(Step(k, _title(k, subjects.get(k, [])), weeks[k], tuple(dict.fromkeys(gates.get(k, ()))))
@@ -507,6 +526,7 @@ _STEP_TITLES: dict[StepKind, str] = {
     "tighten": "make {new} required",
     "move-readers": "move readers from {old} to {new}, one consumer at a time",
     "verify-no-reads": "verify nobody reads {old}",
+    "column-mapping": "enable Delta column mapping (name), which DROP COLUMN needs",
     "contract": "drop {old}",
     "deploy-writers": "deploy the writers with the new schema",
     "edit": "apply the change as one edit",

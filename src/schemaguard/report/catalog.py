@@ -451,3 +451,48 @@ def is_conflict(e: BaseException) -> bool:
         return True
     text = first_line(e)
     return any(f".{name}:" in text or text.startswith(f"{name}:") for name in CONFLICTS)
+
+
+# ---------------------------------------------------------------------------------------------
+# migrations: one row a gated step run with --apply (schemaguard migrate)
+
+MIGRATIONS = "migrations"
+
+
+def migrations_schema() -> StructType:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+    s = StringType()
+    return StructType([
+        StructField("plan_id", s, False), StructField("table_name", s, False), StructField("step", s, False),
+        StructField("status", s, False), StructField("version_before", LongType()),
+        StructField("version_after", LongType()), StructField("checks_json", s), StructField("sql_json", s),
+        StructField("started_at", TimestampType(), False), StructField("finished_at", TimestampType(), False),
+        StructField("schemaguard_version", s)])
+
+
+def migrations_table(catalog: CatalogConfig) -> str:
+    return quote(*_prefix(catalog), MIGRATIONS)
+
+
+def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) -> list[dict[str, Any]]:
+    """The recorded steps of one plan, oldest first (none when the table does not exist yet)."""
+    from pyspark.sql import functions as F
+
+    name = migrations_table(catalog)
+    if not spark.catalog.tableExists(name):
+        return []
+    rows = spark.table(name).where(F.col("plan_id") == F.lit(plan_id)).orderBy("started_at").collect()
+    return [r.asDict() for r in rows]
+
+
+def record_migration(spark: SparkSession, catalog: CatalogConfig, row: dict[str, Any]) -> None:
+    """Append one step's record in one commit (the table made on first use)."""
+    from delta.tables import DeltaTable
+
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
+    name = migrations_table(catalog)
+    (DeltaTable.createIfNotExists(spark).tableName(name).addColumns(migrations_schema())
+     .comment("schemaguard: migration steps run with --apply").execute())
+    row = {**row, "schemaguard_version": version}
+    _committed(name, row["plan_id"], lambda: _frame(spark, migrations_schema(), [row]).writeTo(name).append())

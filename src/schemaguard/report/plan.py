@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step
+from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step, View
 from schemaguard.report.console import console as terminal
 from schemaguard.report.html import css
 
@@ -40,15 +40,21 @@ def _operation_json(o: PlannedOperation) -> dict[str, Any]:
 
 def _step_json(s: Step) -> dict[str, Any]:
     return {"kind": s.kind, "title": s.title, "weeks": list(s.weeks),
-            "entry_checks": [_check_json(c) for c in s.entry_checks]}
+            "entry_checks": [_check_json(c) for c in s.entry_checks], "sql": list(s.sql)}
+
+
+def _view_json(v: View) -> dict[str, Any]:
+    return {"name": v.name, "version": v.version, "shape": v.shape, "sql": v.sql, "readers": list(v.readers)}
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
-    return {"table": plan.table, "operations": [_operation_json(o) for o in plan.operations],
+    return {"table": plan.table, "target": plan.target, "table_format": plan.table_format,
+            "operations": [_operation_json(o) for o in plan.operations],
             "mode": plan.mode,
             "deploy_order": plan.deploy_order, "identity": plan.identity, "profiles": list(plan.profiles),
             "safe_as_single_edit": plan.safe_as_single_edit, "strategy": plan.strategy,
-            "steps": [_step_json(s) for s in plan.steps], "checks": [_check_json(c) for c in plan.checks],
+            "steps": [_step_json(s) for s in plan.steps], "views": [_view_json(v) for v in plan.views],
+            "checks": [_check_json(c) for c in plan.checks],
             "notes": list(plan.notes), "exit_code": plan.exit_code}
 
 
@@ -83,6 +89,13 @@ def plan_text(plan: Plan) -> None:
         out.print(f"  {i}. {_weeks(s):<10} {s.kind:<16} {s.title}", soft_wrap=True, markup=False)
         for c in s.entry_checks:
             out.print(f"{'':<33}needs: {c.kind} {c.subject}: {_status(c)}", soft_wrap=True, markup=False)
+        for statement in s.sql:
+            out.print(f"{'':<33}{statement};", soft_wrap=True, markup=False)
+    if plan.views:
+        out.print("\nviews (created at expand, dropped at contract)", markup=False)
+        for v in plan.views:
+            out.print(f"  {v.name}: version {v.version}, the {v.shape} shape"
+                      + (f"; for {', '.join(v.readers)}" if v.readers else ""), soft_wrap=True, markup=False)
     if plan.checks:
         out.print("\nchecks", markup=False)
         for c in plan.checks:
@@ -106,6 +119,11 @@ def plan_markdown(plan: Plan) -> str:
     lines += [f"| {i} | {_weeks(s)} | **{s.kind}**: {_cell(s.title)} | "
               f"{_cell('; '.join(f'{c.kind} {c.subject}: {_status(c)}' for c in s.entry_checks)) or '-'} |"
               for i, s in enumerate(plan.steps, start=1)]
+    for i, s in enumerate(plan.steps, start=1):
+        if s.sql:
+            lines += ["", f"Step {i}, **{s.kind}**:", "", "```sql", *(f"{x};" for x in s.sql), "```"]
+    lines += [f"- view `{v.name}`: version {v.version}, the {v.shape} shape"
+              + (f", for {', '.join(v.readers)}" if v.readers else "") for v in plan.views]
     commands = [c.command for c in plan.checks if c.command]
     if commands:
         lines += ["", "Checks on the data:", "", "```", *commands, "```"]
@@ -127,7 +145,8 @@ def plan_html(plan: Plan) -> str:
     where = f"table <code>{_h(plan.table)}</code> · " if plan.table else ""
     ops = [(f"<code>{_h(describe_op(o))}</code>", _h(_verdicts(o)),
             "safe" if o.safe_as_single_edit else _h(o.strategy), _h(o.why)) for o in plan.operations]
-    steps = [(str(i), _h(_weeks(s)), f"<b>{_h(s.kind)}</b>: {_h(s.title)}",
+    steps = [(str(i), _h(_weeks(s)), f"<b>{_h(s.kind)}</b>: {_h(s.title)}" + "".join(
+              f"<pre class=\"sql\">{_h(x)};</pre>" for x in s.sql),
               "".join(f"<div>{_check_html(c)}</div>" for c in s.entry_checks) or "-")
              for i, s in enumerate(plan.steps, start=1)]
     checks = [(_check_html(c), _h(c.evidence or "-"), f"<code>{_h(c.command)}</code>" if c.command else "-")
