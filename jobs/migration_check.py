@@ -7,6 +7,12 @@ of the old column, enum consumers, sign-off) count as the plan recorded them.
 
     python jobs/migration_check.py --plan plan.json --step contract
 
+Add `--apply` to run the step itself when every entry check is proven (`schemaguard migrate step`,
+the same code): its Spark SQL on the plan's one table, its exit checks, its row in the catalog's
+`migrations` table. A rerun of an applied step does nothing.
+
+    spark-submit jobs/migration_check.py --plan plan.json --step backfill --apply
+
 Without `--plan`: can every file on disk be read with the schema the migration is about to
 install, and do the table's configured proofs hold? (`schemaguard audit --table T --schema NEW
 --proofs-exit`, the same code.)
@@ -54,6 +60,9 @@ def gate_step(args: list[str]) -> int:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--plan" in args and "--apply" in args:
+        sys.argv = [sys.argv[0], "migrate", "step", *args]
+        main()
     if "--plan" in args:
         sys.exit(gate_step(args))
     if "--schema" not in args:

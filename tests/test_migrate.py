@@ -25,7 +25,8 @@ def make_table(spark: Any, name: str) -> None:
     spark.sql(f"DROP TABLE IF EXISTS mig.{name}")
     spark.sql(f"CREATE TABLE mig.{name} (id BIGINT, weight DOUBLE, status STRING, dt STRING) USING delta "
               "PARTITIONED BY (dt)")
-    spark.createDataFrame(ROWS, "id long, weight double, status string, dt string").writeTo(f"mig.{name}").append()
+    spark.createDataFrame(ROWS, "id long, weight double, status string, dt string") \
+        .writeTo(f"mig.{name}").append()
 
 
 def query_log(path: Path, recent_weight_reader: bool) -> Path:
@@ -72,11 +73,12 @@ def test_the_rename_given_as_ddl_is_applied_step_by_step_behind_its_views(spark:
     steps = [s["kind"] for s in doc["steps"]]
     assert steps == ["expand", "dual-write", "backfill", "move-readers", "verify-no-reads", "column-mapping",
                      "contract"]
-    assert {v["name"]: v["shape"] for v in doc["views"]} == {"mig.shipments__v1": "old", "mig.shipments__v2": "new"}
+    assert {v["name"]: v["shape"] for v in doc["views"]} == {"mig.shipments__v1": "old",
+                                                              "mig.shipments__v2": "new"}
     sql = {s["kind"]: s["sql"] for s in doc["steps"]}
     assert sql["expand"][0] == "ALTER TABLE mig.shipments ADD COLUMNS (`weight_kg` DOUBLE AFTER `id`)"
-    assert sql["backfill"] == ["UPDATE mig.shipments SET `weight_kg` = `weight` WHERE `weight_kg` IS NULL AND "
-                               "`weight` IS NOT NULL"]
+    assert sql["backfill"] == ["UPDATE mig.shipments SET `weight_kg` = `weight` WHERE `weight_kg` IS NULL "
+                               "AND `weight` IS NOT NULL"]
     assert sql["contract"][-1] == "ALTER TABLE mig.shipments DROP COLUMNS (`weight`)"
     assert sql["dual-write"] == [] and sql["move-readers"] == []
     expected = rows(spark, OLD_READER.format(source="mig.shipments"))
@@ -166,3 +168,54 @@ def test_bad_plans_and_steps_are_one_line_errors(spark: Any, tmp_path: Path) -> 
     forged.write_text(json.dumps(doc))
     assert_usage_error(run_here("migrate", "start", "--plan", str(forged), "--apply"),
                        "writes mig.other (table), which the plan does not name")
+
+
+# ---------------------------------------------------------------------------------------------
+# Iceberg: readers bound by field id see a rename as metadata; readers by name need the stages
+
+
+def test_an_iceberg_rename_under_id_identity_is_one_metadata_step(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    from pyiceberg.schema import Schema as IcebergSchema
+    from pyiceberg.types import DoubleType, LongType, NestedField
+
+    from tests.helpers import sql_catalog
+
+    with sql_catalog(tmp_path) as cat:
+        table = cat.create_table("db.parcels", IcebergSchema(
+            NestedField(1, "id", LongType(), required=False),
+            NestedField(2, "weight", DoubleType(), required=False)))
+        table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "weight": [1.5, 2.5, None]}))
+        where = ("--catalog", "test", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db")
+        ddl = "ALTER TABLE db.parcels RENAME COLUMN weight TO weight_kg"
+        by_id = run_here("plan", "--table", "db.parcels", *where, "--ddl", ddl, "--identity", "id",
+                         "--format", "json")
+        assert by_id.returncode == 0, by_id.stderr
+        doc = json.loads(by_id.stdout)
+        assert [(s["kind"], s["sql"]) for s in doc["steps"]] == [("edit", [ddl])]
+        plan_file = tmp_path / "by_id.json"
+        plan_file.write_text(by_id.stdout)
+        done = run_here("migrate", "step", "--plan", str(plan_file), "--step", "edit", "--apply", *where)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "step edit: applied (table version 0 -> 1)" in done.stdout
+        table = cat.load_table("db.parcels")
+        assert [f.name for f in table.schema().fields] == ["id", "weight_kg"]
+        assert table.schema().find_field("weight_kg").field_id == 2
+        table.append(pa.table({"id": pa.array([4], pa.int64()), "weight_kg": [4.5]}))
+        back = table.scan().to_arrow().sort_by("id")
+        assert back.column_names == ["id", "weight_kg"]
+        assert back.to_pylist() == [{"id": 1, "weight_kg": 1.5}, {"id": 2, "weight_kg": 2.5},
+                                    {"id": 3, "weight_kg": None}, {"id": 4, "weight_kg": 4.5}]
+        old_file = [t.file.file_path for t in table.scan().plan_files()]
+        assert len(old_file) == 2  # the file written before the rename is read by id, unchanged
+
+        by_name = run_here("plan", "--table", "db.parcels", *where, "--ddl",
+                           "ALTER TABLE db.parcels RENAME COLUMN weight_kg TO weight_g", "--identity", "name",
+                           "--format", "json")
+        assert by_name.returncode == 1, by_name.stderr
+        staged = json.loads(by_name.stdout)
+        assert [s["kind"] for s in staged["steps"]][:3] == ["expand", "dual-write", "backfill"]
+        old_view = next(v for v in staged["views"] if v["shape"] == "old")
+        assert old_view["name"] == "db.parcels__v2"
+        assert "COALESCE(`weight_kg`, `weight_g`) AS `weight_kg`" in old_view["sql"]
+        assert "column-mapping" not in [s["kind"] for s in staged["steps"]]  # Iceberg drops natively

@@ -181,12 +181,12 @@ def test_plan_takes_the_change_as_ddl_over_the_tables_schema(tmp_path: Path) -> 
     doc = json.loads(done.stdout)
     assert [(o["kind"], o["path"], o["detail"]) for o in doc["operations"]] == [
         ("rename", "customer_id", "declared")]
-    assert [s["kind"] for s in doc["steps"]][0] == "expand"
-    same = run("plan", "--table", str(table), "--ddl", "ALTER TABLE orders RENAME COLUMN customer TO customer_id",
-               "--format", "json")
+    assert doc["steps"][0]["kind"] == "expand"
+    rename = "ALTER TABLE orders RENAME COLUMN customer TO customer_id"
+    same = run("plan", "--table", str(table), "--ddl", rename, "--format", "json")
     assert json.loads(same.stdout)["operations"] == doc["operations"]
-    assert_usage_error(run("plan", "--table", str(table), "--ddl", "ALTER TABLE orders RENAME COLUMN nope TO x"),
-                       "--ddl:1: no column nope")
+    nope = "ALTER TABLE orders RENAME COLUMN nope TO x"
+    assert_usage_error(run("plan", "--table", str(table), "--ddl", nope), "--ddl:1: no column nope")
     assert_usage_error(run("plan", "--table", str(table), "--ddl", "VACUUM orders"), "--ddl:1:")
     assert_usage_error(run("plan", "--table", str(table), "--ddl", "ALTER TABLE other ADD COLUMN x INT"),
                        "the plan is for orders")

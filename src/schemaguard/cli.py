@@ -463,7 +463,8 @@ def plan(
         used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
         if "{table}" not in view_name or "{version}" not in view_name:
             fail(f"--view-name {view_name!r}: give both {{table}} and {{version}}")
-        target = sql_target(read, table, spark_catalog, given, used, view_name)
+        by_name = spark_catalog or _catalog_ref(catalog, catalog_uri) is not None  # not a path
+        target = sql_target(read, table, by_name, given, used, view_name)
         result = with_sql(result, old_schema, new_schema, target)
     if shape in ("markdown", "html"):
         render = planning.plan_markdown if shape == "markdown" else planning.plan_html
@@ -589,6 +590,8 @@ def migrate(
         "without it nothing is written anywhere")] = False,
     conf: Annotated[Path | None, typer.Option(
         "--conf", help="configuration file: its [catalog] holds the `migrations` table")] = None,
+    catalog: CatalogOption = None,
+    catalog_uri: CatalogUriOption = None,
 ) -> None:
     """Run a plan's steps, each gated by its entry checks on the data as it is now. Exit 0 done (or,
     without --apply, would run), 1 an entry check refuted (nothing applied), 3 one unknown, 2 bad input."""
@@ -599,25 +602,27 @@ def migrate(
         fail(f"migrate: {action!r} is not one of {', '.join(migrating.ACTIONS)}")
     m = migrating.load_migration(plan_file)
     kinds = [] if action in ("status", "rollback") else migrating.steps_of(action, m, step)
-    catalog = load_config(conf).catalog if conf is not None else CatalogConfig()
+    reports = load_config(conf).catalog if conf is not None else CatalogConfig()
+    iceberg = _catalog_ref(catalog, catalog_uri)
     from schemaguard.spark import get_spark
 
     _status("starting Spark (a migration step runs its checks and SQL through it)")
     spark = get_spark("schemaguard-migrate")
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     if action == "status":
-        for kind, state in migrating.status(m, spark, catalog):
+        for kind, state in migrating.status(m, spark, reports):
             typer.echo(f"  {kind:<16} {state}")
         raise typer.Exit(0)
     if action == "rollback":
-        _show_run(migrating.run_rollback(m, spark, catalog, apply), apply)
+        _show_run(migrating.run_rollback(m, spark, reports, apply), apply)
         raise typer.Exit(0)
-    location = _spark_table_location(m.table) if m.target == m.table and "/" not in m.table else m.table
-    read_now = partial(_read_table, location, OutputFormat.text)
+    in_spark = iceberg is None and m.target == m.table and "/" not in m.table
+    location = _spark_table_location(m.table) if in_spark else m.table
+    read_now = partial(_read_table, location, OutputFormat.text, catalog=iceberg)
     worst = 0
     for kind in kinds:
-        run = migrating.run_step(m, kind, spark, catalog, apply, read_now,
-                                 _spark_factory("schemaguard-migrate"))
+        run = migrating.run_step(m, kind, spark, reports, apply, read_now,
+                                 _spark_factory("schemaguard-migrate"), iceberg)
         _show_run(run, apply)
         worst = max(worst, run.exit_code)
         if run.status not in ("applied", "already-applied"):

@@ -35,6 +35,8 @@ from schemaguard.proofs import EXIT_CODES, Proof, Verdict, overall
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from schemaguard.lake.iceberg import CatalogRef
+
 ACTIONS = ("start", "step", "complete", "rollback", "status")
 ROLLBACK = "rollback"
 ADDED = ("rename", "add_optional_field", "add_required_field")  # operations whose expand adds a column
@@ -155,9 +157,11 @@ def _norm(name: str) -> str:
 
 
 def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfig, apply: bool,
-             read_table: Callable[[], Any], spark_factory: Callable[[], Any]) -> StepRun:
+             read_table: Callable[[], Any], spark_factory: Callable[[], Any],
+             iceberg: CatalogRef | None = None) -> StepRun:
     """One step, gated: entry checks now, then (with `apply`) its SQL, its exit checks, its record.
-    `read_table` reads the table from disk as it is now (for the data proofs)."""
+    `read_table` reads the table from disk as it is now (for the data proofs). An Iceberg table
+    of an `iceberg` catalog is changed through pyiceberg's `update_schema()`."""
     from schemaguard.report.catalog import migration_rows, record_migration
 
     step = plan_step(m.doc, kind)
@@ -173,6 +177,8 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
             _record(spark, catalog, m, run, datetime.now(UTC), record_migration)
         return run
     started = datetime.now(UTC)
+    if m.table_format == "iceberg":
+        return _iceberg_step(m, kind, spark, catalog, iceberg, checks, statements, started)
     before = table_version(spark, m)
     for statement in statements:
         try:
@@ -188,6 +194,58 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
                   checks, statements, before, after, tuple(problems))
     _record(spark, catalog, m, run, started, record_migration)
     return run
+
+
+# Iceberg through pyiceberg: the schema operations a metadata step is made of (Iceberg's
+# SchemaUpdate: rename, delete, make optional, widen to an allowed promotion).
+ICEBERG_PROMOTIONS = {"int64": "long", "float64": "double"}  # a widening's target, as pyiceberg names it
+
+
+def _iceberg_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfig,
+                  ref: CatalogRef | None, checks: tuple[tuple[str, str, str, str], ...],
+                  statements: tuple[str, ...], started: datetime) -> StepRun:
+    """A metadata step of an Iceberg catalog table, committed with pyiceberg; its record as any."""
+    from schemaguard.lake.iceberg import load_from_catalog
+    from schemaguard.report.catalog import record_migration
+
+    if ref is None:
+        raise MigrationError("an Iceberg table is changed through its catalog: give --catalog or "
+                             "--catalog-uri")
+    if any(written(x)[0] == "view" or not x.upper().startswith("ALTER TABLE") for x in statements):
+        raise MigrationError(f"step {kind} on an Iceberg table writes data or views: run its SQL with Spark "
+                             "and Iceberg's runtime (the plan holds it); --apply commits schema steps only")
+    table = load_from_catalog(ref, m.table)
+    before = table.metadata.current_schema_id
+    ops = [o for o in m.doc.get("operations", []) if isinstance(o, dict)]
+    with table.update_schema() as update:
+        for op in ops if statements else ():
+            _iceberg_op(update, op)
+    table = load_from_catalog(ref, m.table)
+    run = StepRun(kind, "applied", "proven", checks, statements, before, table.metadata.current_schema_id,
+                  ("committed with pyiceberg's update_schema()",))
+    _record(spark, catalog, m, run, started, record_migration)
+    return run
+
+
+def _iceberg_op(update: Any, op: dict[str, Any]) -> None:
+    from pyiceberg.types import DecimalType, DoubleType, LongType
+
+    kind, path, old = str(op["kind"]), str(op["path"]), op.get("old_path")
+    if kind == "rename" and old:
+        update.rename_column(tuple(str(old).split(".")), path.rsplit(".", 1)[-1])
+    elif kind == "drop_field":
+        update.delete_column(tuple(path.split(".")))
+    elif kind == "nullability_relaxed":
+        update.make_column_optional(tuple(path.split(".")))
+    elif kind == "widen_type" and str(op.get("after")) in ICEBERG_PROMOTIONS:
+        update.update_column(tuple(path.split(".")), {"long": LongType(), "double": DoubleType()}[
+            ICEBERG_PROMOTIONS[str(op["after"])]])
+    elif kind == "widen_type" and str(op.get("after", "")).startswith("decimal("):
+        precision, scale = str(op["after"])[len("decimal("):-1].split(",")
+        update.update_column(tuple(path.split(".")), DecimalType(int(precision), int(scale)))
+    else:
+        raise MigrationError(f"{kind} {path}: not a metadata change pyiceberg commits here; run the step's "
+                             "SQL with Spark and Iceberg's runtime")
 
 
 def _applied(rows: Sequence[dict[str, Any]]) -> set[str]:
