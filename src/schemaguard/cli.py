@@ -343,7 +343,7 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-PLAN_FORMATS = ("text", "json", "markdown", "html")
+PLAN_FORMATS = ("text", "json", "markdown", "html", "sarif", "junit")
 
 
 @app.command()
@@ -385,11 +385,12 @@ def plan(
     catalog: CatalogOption = None,
     catalog_uri: CatalogUriOption = None,
     spark_catalog: SparkCatalogOption = False,
-    output: Annotated[str, typer.Option("--format", help="text, json, markdown or html")] = "text",
+    output: Annotated[str, typer.Option(
+        "--format", help="text, json, markdown, html; sarif or junit: the DDL linted for CI")] = "text",
 ) -> None:
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
     their schedule, checks and Spark SQL (with --table). Exit 0 safe as one edit, 1 a staged plan
-    is needed."""
+    is needed. With --format sarif|junit, the DDL's statements linted, each at its line."""
     from schemaguard.base import Options
     from schemaguard.plan.evidence import judge
     from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
@@ -406,6 +407,8 @@ def plan(
 
         durations = load_durations(conf)
     statements = _ddl_text(ddl or [], ddl_file)
+    if shape in ("sarif", "junit") and statements is None:
+        fail(f"plan --format {shape} lints DDL: give --ddl or --ddl-file")
     if statements is None and (old is None or new is None):
         fail("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its schema)")
     if statements is not None and new is not None:
@@ -424,6 +427,7 @@ def plan(
         fail("plan: --ddl needs the schema today: OLD, or --table with a readable file")
     properties: dict[str, str] = {}
     given: tuple[str, ...] = ()
+    change = None
     if statements is not None:
         from schemaguard.plan.ddl import apply_ddl
 
@@ -466,6 +470,17 @@ def plan(
         by_name = spark_catalog or _catalog_ref(catalog, catalog_uri) is not None  # not a path
         target = sql_target(read, table, by_name, given, used, view_name)
         result = with_sql(result, old_schema, new_schema, target)
+    if change is not None and statements is not None and shape in ("sarif", "junit"):
+        from schemaguard.plan.lint import lint
+        from schemaguard.report import lint as linting
+
+        configuration = read.delta.configuration if read is not None and read.delta is not None else {}
+        linted = lint(change, result, statements[1], read.table_format if read else None, configuration)
+        if shape == "sarif":
+            _print_json(linting.lint_sarif(linted))
+        else:
+            sys.stdout.write(linting.lint_junit(linted))
+        raise typer.Exit(linted.exit_code)
     if shape in ("markdown", "html"):
         render = planning.plan_markdown if shape == "markdown" else planning.plan_html
         sys.stdout.write(render(result))

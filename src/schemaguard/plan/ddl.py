@@ -50,6 +50,10 @@ class Statement:
     text: str
     kind: str
     table: str
+    before: Schema  # the schema the statement meets
+    after: Schema  # and the one it leaves
+    renames: tuple[tuple[str, str], ...] = ()  # the rename it declares
+    properties: tuple[tuple[str, str], ...] = ()  # table properties set by it and the statements before
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +135,13 @@ def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> 
         actions = parsed.args.get("actions") or []
         if len(actions) != 1:
             raise DdlError(f"{where}: one change a statement, please: {_head(sql)}")
-        action = actions[0]
+        action, before, declared = actions[0], schema, len(renames)
         try:
             kind, schema = _apply(schema, action, renames, properties, constraints, dropped)
         except (DdlTypeError, _NoSuchColumn) as e:
             raise DdlError(f"{where}: {e}") from None
-        statements.append(Statement(line, sql.strip(), kind, name))
+        statements.append(Statement(line, sql.strip(), kind, name, before, schema, tuple(renames[declared:]),
+                                    tuple(properties.items())))
     if not statements:
         raise DdlError(f"{source}: no statement")
     return DdlChange(tuple(statements), schema, tuple(renames), tuple(properties.items()),

@@ -26,7 +26,7 @@ def to_junit(run: AuditRun) -> str:
         properties = ET.Element("properties")
         for label, value in (("location", table.location), ("current_source", table.current_source),
                              ("profiles", ",".join(table.profiles)), ("mode", str(table.mode))):
-            ET.SubElement(properties, "property", name=label, value=_x(value))
+            ET.SubElement(properties, "property", name=label, value=xml_text(value))
         suite.insert(0, properties)
         root.append(suite)
     if run.findings:
@@ -38,7 +38,7 @@ def to_junit(run: AuditRun) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _x(value: object) -> str:
+def xml_text(value: object) -> str:
     """Text XML 1.0 can hold: control characters (from file names) shown as \\xNN."""
     return _XML_BAD.sub(lambda m: f"\\x{ord(m[0]):02x}", str(value))
 
@@ -65,33 +65,33 @@ def _finding_details(f: Finding, day: date) -> str:
 
 def _suite(run: AuditRun, name: str, findings: Sequence[Finding], audit_case: bool) -> ET.Element:
     day = today(run)
-    suite = ET.Element("testsuite", name=_x(name), timestamp=run.started_at.isoformat())
+    suite = ET.Element("testsuite", name=xml_text(name), timestamp=run.started_at.isoformat())
     tests = failures = skipped = 0
     seen: Counter[str] = Counter()
     for f in findings:
         seen[f.key] += 1
         name_ = f.key if seen[f.key] == 1 else f"{f.key} #{seen[f.key]}"  # keys should be unique; be safe
-        case = ET.SubElement(suite, "testcase", classname=_x(name), name=_x(name_), time="0")
+        case = ET.SubElement(suite, "testcase", classname=xml_text(name), name=xml_text(name_), time="0")
         tests += 1
         if run.fails(f):
-            failure = ET.SubElement(case, "failure", message=_x(f.message), type=_x(f.code))
-            failure.text = _x(_finding_details(f, day))
+            failure = ET.SubElement(case, "failure", message=xml_text(f.message), type=xml_text(f.code))
+            failure.text = xml_text(_finding_details(f, day))
             failures += 1
         elif f.waived(day) and f.waiver is not None:
-            ET.SubElement(case, "skipped", message=_x(f"waived by {f.waiver.owner} until "
+            ET.SubElement(case, "skipped", message=xml_text(f"waived by {f.waiver.owner} until "
                                                       f"{f.waiver.expires.isoformat()}: {f.waiver.reason}"))
             skipped += 1
         else:
-            ET.SubElement(case, "system-out").text = _x(f"{f.severity.upper()} {f.code}\n"
+            ET.SubElement(case, "system-out").text = xml_text(f"{f.severity.upper()} {f.code}\n"
                                                        f"{_finding_details(f, day)}")
     if audit_case:
-        case = ET.SubElement(suite, "testcase", classname=_x(name), name="audit", time="0")
+        case = ET.SubElement(suite, "testcase", classname=xml_text(name), name="audit", time="0")
         tests += 1
         failing = [f for f in findings if run.fails(f)]
         if failing:
             failure = ET.SubElement(case, "failure", type="AUDIT",
                                     message=f"{len(failing)} finding(s) at or above {run.fail_level}")
-            failure.text = _x("\n".join(f"{f.severity} {f.key}" for f in failing))
+            failure.text = xml_text("\n".join(f"{f.severity} {f.key}" for f in failing))
             failures += 1
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))

@@ -16,7 +16,7 @@ from schemaguard.report.common import today
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
-_SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def to_sarif(run: AuditRun) -> dict[str, Any]:
@@ -26,14 +26,14 @@ def to_sarif(run: AuditRun) -> dict[str, Any]:
     worst = {c: max((f.severity for f in findings if f.code == c), key=SEVERITIES.index) for c in codes}
     rules = [{"id": c, "name": "".join(w.capitalize() for w in c.split("_")),
               "shortDescription": {"text": meaning(c)},
-              "defaultConfiguration": {"level": _SARIF_LEVELS[worst[c]]}} for c in codes]
+              "defaultConfiguration": {"level": SARIF_LEVELS[worst[c]]}} for c in codes]
     locations = {t.name: t.location for t in run.tables}
     results = []
     for f in findings:
         result: dict[str, Any] = {
             "ruleId": f.code,
             "ruleIndex": codes.index(f.code),
-            "level": _SARIF_LEVELS[f.severity],
+            "level": SARIF_LEVELS[f.severity],
             "message": {"text": f.message},
             "partialFingerprints": {"schemaguardKey/v1": f.key},
             "properties": {"table": f.table, "column": f.path, "severity": f.severity, "files": f.count,
