@@ -88,3 +88,5 @@ def test_engine_refusals_are_what_delta_spark_refuses(spark: Any, tmp_path: Path
                                     "UnsupportedOperationException", "DeltaUnsupportedOperationException"), e
         refused = True
     assert (said, refused) == (REFUSALS[statement], REFUSALS[statement])
+    if refused:
+        assert done.returncode == 1  # a statement the engine refuses never passes the lint

@@ -1,10 +1,12 @@
 """Who reads which column (plan/usage.py): query logs resolved with sqlglot, Spark's own event
-log, and the plan's checks on them. Every log is a text file the test writes."""
+logs (real ones written by Spark with each codec, and hand-written ones), OpenLineage run events,
+and the plan's checks on them."""
 
 from __future__ import annotations
 
 import csv
 import json
+import struct
 import subprocess
 import sys
 import time
@@ -13,11 +15,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import dumps, schema_from_notation
-from schemaguard.plan.usage import UnresolvedQuery, column_reads, read_log, read_usage
+from schemaguard.plan.usage import (
+    UnresolvedQuery,
+    _open_text,
+    column_reads,
+    query_outcomes,
+    read_log,
+    read_usage,
+)
 from tests.helpers import SCHEMAGUARD
 
 SHIPMENTS = schema_from_notation({"fields": [
@@ -274,6 +284,317 @@ spark.stop()
     assert elsewhere.queries == 0
 
 
+def plan_node(name: str, text: str, *children: dict[str, Any], **metadata: str) -> dict[str, Any]:
+    return {"nodeName": name, "simpleString": text, "metadata": metadata, "children": list(children)}
+
+
+def partitioned_scan(output: str, read_schema: str, partition_filters: str = "[]") -> dict[str, Any]:
+    """A scan of /lake/shipments as Spark prints it: its columns (the partition column `day`
+    last), its ReadSchema (data columns only) and its PartitionFilters."""
+    return plan_node("Scan parquet ", f"FileScan parquet {output} Batched: true, DataFilters: []",
+                     Location="InMemoryFileIndex(1 paths)[file:/lake/shipments]", ReadSchema=read_schema,
+                     PartitionFilters=partition_filters)
+
+
+WIDE = ", ".join(f"c{i}#{i}" for i in range(24)) + ", ... 9 more fields"  # Spark cuts lists at 25
+PARTITIONED = schema_from_notation({"fields": [*json.loads(dumps(SHIPMENTS))["fields"],
+                                               {"name": "day", "type": "int32"}]})  # partitioned by day
+ID_DAY, ID = "[id#1L,day#5]", "struct<id:bigint>"
+
+
+@pytest.mark.parametrize(("plan", "reads"), [
+    # no node above projects: the partition column reaches the result (SELECT *, a bare DataFrame)
+    (plan_node("ColumnarToRow", "ColumnarToRow", partitioned_scan(ID_DAY, ID)), {"id", "day"}),
+    (plan_node("Project", "Project [id#1L]", partitioned_scan(ID_DAY, ID)), {"id"}),
+    (plan_node("Project", "Project [id#1L]", partitioned_scan(ID_DAY, ID, "[isnotnull(day#5), (day#5 = 1)]")),
+     {"id", "day"}),
+    (plan_node("HashAggregate", "HashAggregate(keys=[day#5], functions=[count(1)])",
+               partitioned_scan("[day#5]", "struct<>")), {"day"}),
+    (plan_node("Project", "Project [id#1L, weekday#9]", partitioned_scan(ID_DAY, ID)),
+     {"id"}),  # another column's name ends like it
+    (plan_node("Project", f"Project [{WIDE}]", partitioned_scan(ID_DAY, ID)),
+     {"id", "day"}),  # a cut list may hide it
+    (plan_node("Project", "Project [id#1L]", partitioned_scan(f"[{WIDE}]", "struct<id:bigint,status:int>")),
+     {"id", "status"}),  # the scan's own columns cut: what is not named above is not used
+])
+def test_partition_columns_count_where_the_plan_uses_them(tmp_path: Path, plan: dict[str, Any],
+                                                          reads: set[str]) -> None:
+    log = tmp_path / "app"
+    log.write_text(json.dumps({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
+                               "executionId": 0, "time": 0, "sparkPlanInfo": plan}) + "\n")
+    [(_, outcome)] = query_outcomes(read_log(log), "shipments", PARTITIONED, location="/lake/shipments")
+    assert outcome == frozenset(reads)
+
+
+SPARK_APPS = '''
+import sys
+from pathlib import Path
+from pyspark.sql import SparkSession
+
+base = Path(sys.argv[1])
+
+
+def session(codec, rolling=True):
+    return (SparkSession.builder.master("local[1]").appName(f"app-{codec}")
+            .config("spark.ui.enabled", "false").config("spark.eventLog.enabled", "true")
+            .config("spark.eventLog.dir", str(base / "events")).config("spark.eventLog.compress", "true")
+            .config("spark.eventLog.compression.codec", codec)
+            .config("spark.eventLog.rolling.enabled", str(rolling).lower()).getOrCreate())
+
+
+def read_once(spark):  # every application's last execution
+    spark.read.parquet(str(base / "t")).where("day = 1 AND status = 'new'").select("id").collect()
+
+
+spark = session("lz4")
+spark.range(6).selectExpr("id", "id * 2.0 AS weight", "'new' AS status",
+                          "named_struct('city', 'x', 'zip', 'y') AS addr", "CAST(id % 2 AS INT) AS day"
+                          ).write.partitionBy("day").parquet(str(base / "t"))
+spark.range(3).selectExpr("id", "'c' AS code", "id * 1.0 AS weight").write.parquet(str(base / "other"))
+spark.read.parquet(str(base / "t")).createOrReplaceTempView("shipments")
+spark.read.parquet(str(base / "other")).createOrReplaceTempView("other")
+spark.sql("SELECT * FROM shipments").collect()
+spark.read.parquet(str(base / "t")).select("weight").collect()
+spark.sql("SELECT id FROM shipments WHERE status = 'new'").collect()
+spark.sql("SELECT weight FROM shipments WHERE day = 1").collect()
+spark.sql("SELECT addr.city FROM shipments").collect()
+spark.sql("SELECT s.id, o.code FROM shipments s JOIN other o ON s.id = o.id").collect()
+spark.sql("SELECT * FROM other").collect()
+spark.sql("SELECT day, count(*) FROM shipments GROUP BY day").collect()
+spark.sql("SELECT count(*) FROM shipments").collect()
+read_once(spark)
+spark.stop()
+for codec in ("lzf", "snappy", "zstd"):
+    spark = session(codec, rolling=codec != "snappy")  # snappy: one file, not a rolling directory
+    read_once(spark)
+    spark.stop()
+
+# Spark's own reader of its event logs decodes each, for the test to compare with (no log of its
+# own: a session in the same JVM starts from the first one's settings)
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.eventLog.enabled", "false").getOrCreate())
+jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+for log in (base / "events").rglob("*"):
+    if log.is_file() and not log.name.startswith((".", "appstatus")):
+        path = jvm.org.apache.hadoop.fs.Path(log.as_uri())
+        reader = jvm.org.apache.spark.deploy.history.EventLogFileReader
+        stream = reader.openEventLog(path, path.getFileSystem(conf))
+        (base / f"{log.name}.spark").write_bytes(bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream)))
+        stream.close()
+spark.stop()
+'''
+
+
+@pytest.fixture(scope="module")
+def spark_apps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Python process runs four Spark 4.1 applications in turn, each writing its event log
+    compressed with another codec: lz4 reads the table every way a reader may, then each reads it
+    once more the same way; Spark's own reader decodes every log, for comparison."""
+    base = tmp_path_factory.mktemp("spark-apps")
+    (base / "events").mkdir()
+    (base / "apps.py").write_text(SPARK_APPS)
+    done = subprocess.run([sys.executable, str(base / "apps.py"), str(base)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return base
+
+
+def spark_log(base: Path, codec: str) -> Path:
+    """The event log Spark wrote with `codec`: its rolling directory, or its one file."""
+    log = next((base / "events").rglob(f"*.{codec}"))
+    return log.parent if log.parent.name.startswith("eventlog_v2_") else log
+
+
+ONCE = frozenset({"id", "day", "status"})  # what every application's last execution reads
+
+
+@pytest.mark.spark
+def test_spark_executions_read_what_their_scans_and_filters_name(spark_apps: Path) -> None:
+    """Per execution of a real Spark application (lz4-compressed rolling log): a star, a
+    DataFrame select, a column only filtered on, the partition column only filtered on, a struct
+    field, a join, another table, a group by the partition column, a count."""
+    log, table = spark_log(spark_apps, "lz4"), str(spark_apps / "t")
+    outcomes = [o for _, o in query_outcomes(read_log(log), "shipments", PARTITIONED, location=table)]
+    assert outcomes == [frozenset(c) if c is not None else None for c in (
+        {"id", "weight", "status", "addr", "day"}, {"weight"}, {"id", "status"}, {"weight", "day"}, {"addr"},
+        {"id"}, None, {"day"}, set(), ONCE)]
+    usage = read_usage([log], "shipments", PARTITIONED, location=table)
+    assert {c: u.queries for c, u in usage.columns.items()} == {
+        "id": 4, "weight": 3, "status": 3, "addr": 2, "day": 4}
+    assert (usage.queries, usage.unresolved, usage.skipped_lines) == (9, 0, 0)
+    assert {(u.applications, bool(u.readers)) for u in usage.columns.values()} == {(("app-lz4",), True)}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("codec", ["lz4", "lzf", "snappy", "zstd"])
+def test_every_event_log_codec_spark_writes(spark_apps: Path, codec: str) -> None:
+    """Each codec's log decodes to the very bytes Spark's own reader gives, and reads the same."""
+    log = spark_log(spark_apps, codec)
+    files = sorted(log.glob("events_*")) if log.is_dir() else [log]
+    for file in files:
+        with _open_text(file) as text:  # the decoded bytes, before any JSON
+            assert text.buffer.read() == (spark_apps / f"{file.name}.spark").read_bytes()
+    queries = list(query_outcomes(read_log(log), "shipments", PARTITIONED, location=str(spark_apps / "t")))
+    assert queries[-1][1] == ONCE and queries[-1][0].application == f"app-{codec}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Compressed event logs, by hand: each codec's framing, cut and corrupt logs
+
+
+LINES = [json.dumps({"user": u, "query": f"SELECT {c} FROM shipments"}).encode() + b"\n"
+         for u, c in (("a", "id"), ("b", "weight"))]
+
+
+def lz4_block(data: bytes) -> bytes:
+    """A block as lz4-java's LZ4BlockOutputStream frames it (its checksum 0: not read)."""
+    packed = pa.compress(data, codec="lz4_raw", asbytes=True)
+    return b"LZ4Block" + struct.pack("<Biii", 0x20 | 6, len(packed), len(data), 0) + packed
+
+
+def framed(codec: str, blocks: list[bytes]) -> bytes:
+    """`blocks` as Spark's codec frames them (lz4-java, snappy-java, compress-lzf stored chunks,
+    zstd frames)."""
+    if codec == "lz4":
+        return b"".join(map(lz4_block, blocks)) + b"LZ4Block" + struct.pack("<Biii", 0x10 | 6, 0, 0, 0)
+    if codec == "snappy":
+        packed = [pa.compress(b, codec="snappy", asbytes=True) for b in blocks]
+        header = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)  # magic, version, compatible version
+        return header + b"".join(struct.pack(">i", len(p)) + p for p in packed)
+    if codec == "lzf":
+        return b"".join(b"ZV\x00" + struct.pack(">H", len(b)) + b for b in blocks)
+    return b"".join(pa.compress(b, codec="zstd", asbytes=True) for b in blocks)
+
+
+@pytest.mark.parametrize("codec", ["lz4", "lzf", "snappy", "zstd"])
+def test_compressed_logs_cut_or_corrupt_are_one_line_errors(tmp_path: Path, codec: str) -> None:
+    whole = framed(codec, LINES)
+    cut = whole[:len(framed(codec, LINES[:1])) + 3]  # three bytes into the second block
+    if codec == "lz4":
+        cut = framed(codec, LINES[:1])[:-3]  # the end mark cut
+    for name, data in (("whole", whole), ("cut", cut), ("bad", b"X" + whole[1:])):
+        (tmp_path / f"{name}.{codec}").write_bytes(data)
+    usage = read_usage([tmp_path / f"whole.{codec}"], "shipments", SHIPMENTS)
+    assert {c: u.readers for c, u in usage.columns.items()} == {"id": ("a",), "weight": ("b",)}
+    for name in ("cut", "bad"):
+        log = tmp_path / f"{name}.{codec}"
+        with pytest.raises(UsageError) as caught:
+            read_usage([log], "shipments", SHIPMENTS)
+        assert str(caught.value).startswith(f"--query-log {log}: not a valid {codec} stream (")
+        assert "\n" not in str(caught.value)
+    live = tmp_path / f"app-1.{codec}.inprogress"  # Spark still writes it: it ends with its last whole block
+    live.write_bytes(cut)
+    assert [q.user for q in read_log(live)] == ["a"]
+
+
+def test_a_rolling_log_still_written_ends_with_its_last_whole_block(tmp_path: Path) -> None:
+    rolling = tmp_path / "eventlog_v2_app-1"
+    rolling.mkdir()
+    (rolling / "events_1_app-1.lz4").write_bytes(framed("lz4", LINES[:1]))
+    (rolling / "events_2_app-1.lz4").write_bytes(lz4_block(LINES[1])[:-2])
+    (rolling / "appstatus_app-1.inprogress").write_bytes(b"")
+    assert [q.user for q in read_log(rolling)] == ["a"]
+    (rolling / "appstatus_app-1.inprogress").rename(rolling / "appstatus_app-1")  # done: then it is cut
+    with pytest.raises(UsageError, match=r"events_2_app-1\.lz4: not a valid lz4 stream"):
+        list(read_log(rolling))
+
+
+def test_lzf_chunks_with_long_and_overlapping_back_references(tmp_path: Path) -> None:
+    """An LZF chunk written by hand: literal runs, and one back reference of 11 bytes at a
+    distance of 1 (its length past 8: a length byte follows; it copies what it writes)."""
+    head, tail = b'{"user": "a', b'aaaaaaaaaaa", "query": "SELECT status FROM shipments"}\n'
+    rest = tail[11:]
+    body = bytes([len(head) - 1]) + head + bytes([7 << 5, 11 - 2 - 7, 0])
+    body += bytes([31]) + rest[:32] + bytes([len(rest) - 33]) + rest[32:]
+    chunk = b"ZV\x01" + struct.pack(">HH", len(body), len(head + tail)) + body
+    log = tmp_path / "app-1.lzf"
+    log.write_bytes(chunk + framed("lzf", LINES[:1]))
+    assert [q.user for q in read_log(log)] == ["a" * 12, "a"]
+    log.write_bytes(chunk[:7] + bytes([0, 0]) + chunk[9:])  # a back reference before the start
+    with pytest.raises(UsageError, match="not a valid lzf stream"):
+        list(read_log(log))
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenLineage run events
+
+
+SHIP = {"namespace": "file", "name": "/lake/shipments"}
+OTHER = {"namespace": "file", "name": "/lake/other"}
+
+
+def run_event(job: str, run: str, when: datetime, inputs: list[dict[str, Any]],
+              outputs: list[dict[str, Any]], kind: str = "COMPLETE") -> dict[str, Any]:
+    """An OpenLineage RunEvent (spec 2-0-2)."""
+    return {"eventType": kind, "eventTime": when.isoformat().replace("+00:00", "Z"),
+            "producer": "https://example.com/scheduler",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run}, "job": {"namespace": "airflow", "name": job},
+            "inputs": inputs, "outputs": outputs}
+
+
+def read_of(dataset: dict[str, Any], field: str, kind: str = "DIRECT",
+            subtype: str = "IDENTITY") -> dict[str, Any]:
+    """An input field of the columnLineage facet (1-2-0), with its transformation."""
+    return dataset | {"field": field, "transformations": [
+        {"type": kind, "subtype": subtype, "description": "", "masking": False}]}
+
+
+def output(fields: dict[str, list[dict[str, Any]]], dataset: list[dict[str, Any]] | None = None,
+           name: str = "/lake/report") -> dict[str, Any]:
+    """An output dataset and its columnLineage facet (no facet when `fields` is empty)."""
+    facet = {"_producer": "https://example.com/scheduler",
+             "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+             "fields": {f: {"inputFields": inputs} for f, inputs in fields.items()}, "dataset": dataset or []}
+    return {"namespace": "file", "name": name, "facets": {"columnLineage": facet} if fields else {}}
+
+
+def test_openlineage_column_lineage_counts_the_tables_fields(tmp_path: Path) -> None:
+    """Direct and indirect reads (per output field, and dataset-wide) of the table, found by its
+    location or a symlink's name; a run's events are one read; another dataset is no read."""
+    fields = {"total": [read_of(SHIP, "weight", subtype="AGGREGATION")], "city": [read_of(SHIP, "addr.city")],
+              "code": [read_of(OTHER, "code")]}
+    wide = [read_of(SHIP, "status", "INDIRECT", "FILTER"), read_of(OTHER, "id", "INDIRECT", "JOIN")]
+    later = fields | {"key": [read_of(SHIP, "id", "INDIRECT", "JOIN")]}  # a later event of the run tells more
+    s3 = {"namespace": "s3://bucket", "name": "warehouse/db.db/shipments"}
+    hive = s3 | {"facets": {"symlinks": {"identifiers": [
+        {"namespace": "hive://metastore:9083", "name": "db.shipments", "type": "TABLE"}]}}}
+    log = write_jsonl(tmp_path / "lineage.jsonl", [
+        run_event("daily_report", "r1", NOW - 2 * DAY, [SHIP, OTHER], [output(fields, wide)], kind="START"),
+        run_event("daily_report", "r1", NOW - DAY * 1.9, [SHIP, OTHER], [output(later, wide)]),
+        run_event("enrich", "r2", NOW - DAY, [hive],
+                  [output({"flag": [read_of(s3, "weight", "INDIRECT", "CONDITIONAL")]})]),
+        run_event("other_only", "r3", NOW - DAY, [OTHER], [output({"code": [read_of(OTHER, "code")]})]),
+        run_event("no_lineage", "r4", NOW - DAY, [SHIP], [output({})]),  # reads the table, tells no fields
+        run_event("old", "r5", NOW - 40 * DAY, [SHIP], [output({"s": [read_of(SHIP, "status")]})]),
+        {"ts": (NOW - DAY).isoformat(), "user": "analyst", "query": "SELECT id FROM db.shipments"},  # SQL too
+    ])
+    usage = read_usage([log], "db.shipments", SHIPMENTS, since=NOW - 30 * DAY, location="file:///lake/shipments")
+    assert {c: (u.queries, u.readers) for c, u in usage.columns.items()} == {
+        "weight": (2, ("airflow/daily_report", "airflow/enrich")), "addr": (1, ("airflow/daily_report",)),
+        "status": (1, ("airflow/daily_report",)), "id": (2, ("airflow/daily_report", "analyst"))}
+    assert (usage.queries, usage.unresolved, usage.skipped_lines) == (3, 1, 0)
+    assert usage.unresolved_where == (f"{log}:5: an OpenLineage event without column lineage",)
+    last = usage.columns["weight"].last_read
+    assert last is not None and abs(last - (NOW - DAY)) < timedelta(seconds=1)
+    assert all(u.applications == () for u in usage.columns.values())
+
+
+def test_openlineage_datasets_match_by_location_or_name(tmp_path: Path) -> None:
+    s3 = {"namespace": "s3://lake", "name": "tables/shipments"}
+    named = {"namespace": "spark", "name": "db.shipments"}
+    beside = {"namespace": "s3://lake", "name": "tables/shipments_v2"}
+    log = write_jsonl(tmp_path / "lineage.jsonl", [
+        run_event("a", "r1", NOW, [s3], [output({"w": [read_of(s3, "Weight")]})]),  # in any case
+        run_event("b", "r2", NOW, [], [output({"w": [read_of(named, "id")]})]),
+        run_event("c", "r3", NOW, [], [output({"w": [read_of(beside, "id")]})]),
+        run_event("d", "r4", NOW, [], []),  # reads nothing: no query
+    ])
+    outcomes = query_outcomes(read_log(log), "shipments", SHIPMENTS, location="s3://lake/tables/shipments/")
+    assert [(q.user, o) for q, o in outcomes] == [
+        ("airflow/a", frozenset({"weight"})), ("airflow/b", frozenset({"id"})), ("airflow/c", None)]
+
+
 # ---------------------------------------------------------------------------------------------
 # The plan's checks on them
 
@@ -331,3 +652,33 @@ def test_the_plan_reads_query_logs_and_consumer_sql(tmp_path: Path) -> None:
     _, doc, _ = plan("--sql", str(sql), "--query-table", "shipments")
     consumers = next(c for c in doc["checks"] if c["kind"] == "enum-consumers")
     assert consumers["status"] == "refuted" and "report.sql:1" in consumers["evidence"]
+
+
+def test_the_plans_no_reads_check_from_event_logs(tmp_path: Path) -> None:
+    """`plan --event-log`: OpenLineage runs of the last days that read the table's `customer` refute
+    the contract's no-reads check; runs that read only other columns prove it."""
+    from schemaguard.demo import build_demo_lake
+    from tests.helpers import run
+
+    table = build_demo_lake(tmp_path / "lake")
+    orders = {"namespace": "file", "name": str(table)}
+    recent = NOW - 2 * DAY
+
+    def plan(events: list[dict[str, Any]]) -> dict[str, Any]:
+        log = write_jsonl(tmp_path / "lineage.jsonl", events)
+        rename = "ALTER TABLE orders RENAME COLUMN customer TO client"
+        done = run("plan", "--table", str(table), "--ddl", rename, "--event-log", str(log), "--footer-only",
+                   "--format", "json")
+        assert done.returncode == 1, done.stderr
+        return next(c for c in json.loads(done.stdout)["checks"] if c["kind"] == "no-reads")
+
+    who = output({"who": [read_of(orders, "customer")]})
+    reads = plan([run_event("crm_sync", "r1", recent, [orders], [who]),
+                  run_event("daily", "r2", recent, [orders], [output({"n": [read_of(orders, "id")]})])])
+    assert reads["status"] == "refuted" and "1 queries by 1 reader(s)" in reads["evidence"]
+    moved = plan([run_event("daily", "r2", recent, [orders], [output({"n": [read_of(orders, "id")]})]),
+                  run_event("crm_sync", "r3", NOW - 45 * DAY, [orders],  # before the window
+                            [output({"who": [read_of(orders, "customer")]})])])
+    assert moved["status"] == "proven", moved
+    blind = plan([run_event("opaque", "r4", recent, [orders], [output({})])])  # reads it, tells no fields
+    assert blind["status"] == "unknown", blind

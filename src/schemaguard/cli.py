@@ -372,6 +372,10 @@ def plan(
     query_log: Annotated[list[Path] | None, typer.Option(
         "--query-log", help="query log (JSON lines, CSV, Spark event log): who still reads the old "
         "column (repeatable)")] = None,
+    event_log: Annotated[list[Path] | None, typer.Option(
+        "--event-log", help="Spark event log (a file, a folder of logs, a rolling eventlog_v2_* folder; any "
+        "codec Spark writes) or OpenLineage run events (JSON lines): the columns each job read (repeatable)")
+    ] = None,
     sql: Annotated[Path | None, typer.Option("--sql", help="directory of consumer .sql files")] = None,
     query_table: Annotated[str | None, typer.Option(
         "--query-table", help="how queries name the table (default: --table's db.table or directory name)")
@@ -455,9 +459,11 @@ def plan(
         old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
         readers_behind, readers, renames, options,
         tuple(v.footer.schema for v in read.versions) if read else (), table, durations,
-        drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none")
+        drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none",
+        check_table=f"{table} --spark-catalog" if spark_catalog else None)
     try:
-        evidence = _plan_evidence(request, read, query_log or [], sql, query_table, footer_only)
+        logs = [*(query_log or []), *(event_log or [])]  # one reader: each log's kind is told by content
+        evidence = _plan_evidence(request, read, logs, sql, query_table, footer_only)
         result = build_plan(request, judge(evidence))
     except ValueError as e:
         fail(f"plan: {e}")

@@ -69,7 +69,8 @@ def lint(change: DdlChange, plan: Plan, source: str, table_format: str | None = 
         if not any(f.severity != "info" for f in mine):
             mine.append(_finding(st, "SAFE", "info", LINT_CODES["SAFE"]))
         found += mine
-    return Lint(source, plan.table, tuple(found), plan.safe_as_single_edit)
+    refused = any(f.code == "ENGINE_REFUSES" for f in found)
+    return Lint(source, plan.table, tuple(found), plan.safe_as_single_edit and not refused)
 
 
 def _finding(st: Statement, code: LintCode, severity: Severity, message: str) -> LintFinding:
@@ -83,11 +84,11 @@ def _judged(st: Statement, op: Operation, p: PlannedOperation | None, plan: Plan
     if op.kind == OpKind.DROP_FIELD:
         out.append(_finding(st, "DESTRUCTIVE", "error", f"drops {where}: its values are gone; old readers "
                             "read nulls where they read it"))
-    if p is None or p.safe_as_single_edit:
+    if p is None:
         return out
     for profile, by in p.verdicts.items():
         for direction, word in by.items():
-            if word != "ok":
+            if word != "ok" and not p.safe_as_single_edit:
                 loud = word == "breaks"
                 kind = "a loud" if loud else "a quiet"
                 out.append(_finding(st, "BACKWARD_INCOMPATIBLE", "error" if loud else "warning",

@@ -281,6 +281,7 @@ class PlanRequest:
     table: str | None = None
     durations: Durations = field(default_factory=Durations)
     drop_needs_mapping: bool = False  # a Delta table without column mapping: a drop upgrades it first
+    check_table: str | None = None  # how a check command names the table, when not as `table`
 
 
 Judge = Callable[[Check], Check]  # fills a check's status and evidence
@@ -409,7 +410,7 @@ def build_plan(request: PlanRequest, judge: Judge = not_run) -> Plan:
                 mine = [p for p in mine if p.code not in t.intended]
                 verdicts[profile][d] = _worst(_word(mine), t.floor[i])
         decision = _decide(t, verdicts, wanted, request.deploy_order)
-        own = [judge(_check(n, op, request.table)) for n in decision.needs]
+        own = [judge(_check(n, op, request.check_table or request.table)) for n in decision.needs]
         for c in own:
             checks.setdefault(c.key, c)
         safe = decision.safe or (t.proof_makes_safe and all(c.status == "proven" for c in own))
@@ -499,7 +500,7 @@ def _steps(decided: Sequence[tuple[PlannedOperation, tuple[StepKind, ...], tuple
             gate = need.gates if need.gates in kinds else kinds[-1]
             gates.setdefault(gate, []).append(checks[_check(need, o.op, request.table).key])
     if "contract" in subjects and request.drop_needs_mapping:
-        subjects["column-mapping"] = ["enable Delta column mapping (name), which DROP COLUMN needs"]
+        subjects["column-mapping"] = [_STEP_TITLES["column-mapping"]]
     ordered = [k for k in STEP_ORDER if k in subjects] or ["edit"]
     weeks = schedule(ordered, request.durations, request.readers)
     return tuple(Step(k, _title(k, subjects.get(k, [])), weeks[k], tuple(dict.fromkeys(gates.get(k, ()))))
@@ -526,7 +527,9 @@ _STEP_TITLES: dict[StepKind, str] = {
     "tighten": "make {new} required",
     "move-readers": "move readers from {old} to {new}, one consumer at a time",
     "verify-no-reads": "verify nobody reads {old}",
-    "column-mapping": "enable Delta column mapping (name), which DROP COLUMN needs",
+    "column-mapping": "enable Delta column mapping (name), which DROP COLUMN needs; it excludes Delta "
+                      "readers below reader version 2 (delta-spark before 1.2, engines without column "
+                      "mapping) and Parquet readers of the table's folder",
     "contract": "drop {old}",
     "deploy-writers": "deploy the writers with the new schema",
     "edit": "apply the change as one edit",

@@ -42,10 +42,6 @@ TIGHTENED = (OpKind.ADD_REQUIRED_FIELD, OpKind.NULLABILITY_TIGHTENED)
 DROPPED_AT_CONTRACT = (OpKind.RENAME, OpKind.DROP_FIELD, OpKind.NARROW_TYPE)
 MAPPING_PROPERTIES = ("'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
                       "'delta.minWriterVersion' = '5'")
-MAPPING_EXCLUDES = (
-    "readers of Delta reader version 1 (delta-spark before 1.2 and engines without column mapping) "
-    "can no longer read the table, and plain Parquet readers of its folder see physical column names "
-    "in new files")
 
 
 @dataclass(frozen=True, slots=True)

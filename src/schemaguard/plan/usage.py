@@ -1,7 +1,9 @@
-"""Who still reads which column: query logs resolved with sqlglot, and Spark event logs' scans.
+"""Who still reads which column: query logs resolved with sqlglot, Spark event logs' scans, and
+OpenLineage events' column lineage.
 
 A query log is JSON lines or CSV (a timestamp, a user and the query text, under any of the
-usual names), or a Spark event log (JSON lines of listener events), told apart by content.
+usual names), a Spark event log (JSON lines of listener events) or OpenLineage run events (JSON
+lines with `eventType`, `run` and `job`), told apart by content.
 Each statement is parsed and qualified against the table's columns (sqlglot's `qualify`: stars
 expanded, CTEs, subqueries, joins with USING and aliases followed), and every column a scope
 reads from the table counts, its top-level column for a struct field (`addr.city` reads `addr`).
@@ -15,12 +17,23 @@ limit is `unresolved`: the no-reads check is then unknown, never proven.
 
 Spark event logs: Spark 4.1 writes no SQL text for `spark.sql` (an execution's `description` is
 its call site, `details` a JVM stack), but each SQL execution's physical plan (`sparkPlanInfo`)
-names, per file scan, its `Location` and `ReadSchema`: the columns Spark really read there. A
-scan with neither (a data source V2 `BatchScan`) cannot be attributed and is unresolved.
+names, per file scan, its `Location` and `ReadSchema`: the data columns Spark really read there.
+Partition columns are never in `ReadSchema` (Spark reads them from directory names): one counts
+when the plan uses it (`PartitionFilters`, any node above the scan), or when no node above the
+scan projects, so that every column it outputs reaches the result. A scan with neither location
+nor schema (a data source V2 `BatchScan`) cannot be attributed and is unresolved. A log
+compressed with any codec Spark writes (`spark.eventLog.compression.codec`: lz4, lzf, snappy,
+zstd; the file's suffix names it, as Spark names it) is decoded as it is read.
+
+OpenLineage: each output's `columnLineage` facet names, per output field and for the whole
+dataset, the input fields it derives from (direct and indirect transformations alike): those of
+the table (at its location, or under its name) are read. An event that reads the table while an
+output has no such facet is unresolved. A run's events (START, RUNNING, COMPLETE) are one read.
 
 Logs are streamed: memory is bounded by the outcomes kept per distinct query text (RESOLVED_CACHE,
-a long text keyed by its digest) and the per-column aggregates. No literal or query text is in
-any output, only file and line numbers and fixed reasons.
+a long text keyed by its digest), the recent OpenLineage runs, one compressed block and the
+per-column aggregates. No literal or query text is in any output, only file and line numbers and
+fixed reasons.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -47,6 +61,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from schemaguard.errors import UsageError, require_regular
+from schemaguard.formats.spark_codecs import codec_of, decoded
 from schemaguard.model import Schema
 
 TIME_KEYS = ("timestamp", "ts", "time", "event_time", "start_time")
@@ -54,19 +69,40 @@ USER_KEYS = ("user", "user_name", "username", "principal", "executed_by")
 QUERY_KEYS = ("query", "query_text", "statement", "sql", "text")
 SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
 APP_START = "SparkListenerApplicationStart"
+LINEAGE_KEYS = frozenset({"eventType", "run", "job"})  # an OpenLineage RunEvent's (spec 2-0-2)
 RESOLVED_CACHE = 10_000  # distinct query texts whose outcome is kept
 SHORT_TEXT = 1_000  # a text this long or shorter is its own cache key, a longer one its digest
 UNRESOLVED_SHOWN = 20
 EPOCH_SCALES = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6))  # below: seconds, milliseconds, microseconds
+# Nodes of a Spark physical plan that print the columns they keep: a scan's column none of them
+# names is dropped there. Any other node passes its child's columns on, or counts as if it did.
+PROJECTING = frozenset({"Project", "HashAggregate", "SortAggregate", "ObjectHashAggregate",
+                        "TakeOrderedAndProject", "Expand", "Generate"})
+TRUNCATED = " more fields"  # how Spark ends a list cut at spark.sql.debug.maxToStringFields
 
 
 @dataclass(frozen=True, slots=True)
 class Scan:
     """One file scan of a Spark SQL execution: its `Location` and `ReadSchema` metadata (both
-    None for a scan that names neither, a data source V2 `BatchScan`)."""
+    None for a scan that names neither, a data source V2 `BatchScan`), and what tells which of
+    its partition columns the plan uses."""
 
     location: str | None
     read_schema: str | None
+    output: str | None = ""  # the scan as Spark prints it, its columns `[id#1L,day#2]` first (None: cut)
+    flows: bool = False  # no node above projects: every column of the scan reaches the result
+    uses: str = ""  # the plan's other nodes and its scans' PartitionFilters, as Spark prints them
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A dataset an OpenLineage event reads, and the fields of it that the event's column lineage
+    names (None: an output has no columnLineage facet, so the fields read are not told)."""
+
+    namespace: str
+    name: str
+    aliases: tuple[tuple[str, str], ...]  # its symlinks facet's (namespace, name) identifiers
+    fields: frozenset[str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +110,12 @@ class LoggedQuery:
     line: int  # 1-based line (record) number in its log
     source: str  # the log file
     timestamp: datetime | None  # timezone-aware (UTC when the log names no zone)
-    user: str | None
-    text: str  # SQL text: read, never printed ("" for a Spark execution)
+    user: str | None  # an OpenLineage event's job (`namespace/name`)
+    text: str  # SQL text: read, never printed ("" for a Spark execution or an OpenLineage event)
     scans: tuple[Scan, ...] = ()  # a Spark SQL execution's file scans
+    application: str | None = None  # a Spark execution's application (its name, else its id)
+    datasets: tuple[Dataset, ...] = ()  # an OpenLineage event's datasets read
+    run: str | None = None  # an OpenLineage event's run id
 
 
 class UnresolvedQuery(Exception):
@@ -90,6 +129,7 @@ class ColumnUsage:
     last_read: datetime | None
     readers: tuple[str, ...]
     queries: int
+    applications: tuple[str, ...] = ()  # the Spark applications that read it
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +156,14 @@ def read_log(path: Path) -> Iterator[LoggedQuery]:
             yield item
 
 
-def _records(path: Path) -> Iterator[LoggedQuery | None]:
+def _records(path: Path, live: bool = False) -> Iterator[LoggedQuery | None]:
     """Each query of the log, and None for each malformed line. A directory is a Spark event log
-    directory (one file per application, or rolling `eventlog_v2_*` directories)."""
+    directory (one file per application, or rolling `eventlog_v2_*` directories). A `live` log
+    is one Spark is still writing."""
     if path.is_dir():
         yield from _event_log_dir(path)
         return
-    with _open_text(path) as handle:
+    with _open_text(path, live) as handle:
         lines = enumerate(handle, start=1)
         first = next(((n, line) for n, line in lines if line.strip()), None)
         if first is None:
@@ -146,8 +187,9 @@ def _event_log_dir(path: Path) -> Iterator[LoggedQuery | None]:
                            and (p.is_file() or p.name.startswith("eventlog_v2_")))
     if not logs:
         raise UsageError(f"--query-log {path}: a directory without Spark event logs")
-    for log in logs:
-        yield from _records(log)
+    live = any(path.glob("appstatus_*.inprogress"))  # the application runs: its last part grows
+    for n, log in enumerate(logs, start=1):
+        yield from _records(log, live and n == len(logs))
 
 
 def _part_number(name: str) -> int:
@@ -155,22 +197,19 @@ def _part_number(name: str) -> int:
     return int(number) if number.isdigit() else 0
 
 
-def _open_text(path: Path) -> TextIO:
-    """A log as text; Spark's default event log codec (zstd) is read through pyarrow's stream."""
-    suffix = path.suffix.lower()
-    if suffix in (".lz4", ".lzf", ".snappy"):
-        raise UsageError(f"--query-log {path}: compressed with {suffix[1:]}; set spark.eventLog.compression."
-                         "codec=zstd (Spark's default) or read it uncompressed")
+def _open_text(path: Path, live: bool = False) -> TextIO:
+    """A log as text; a compressed Spark event log is decoded block by block as it is read. A log
+    Spark still writes is `live`, or named so (`.inprogress`)."""
     require_regular(path, f"--query-log {path}")
+    codec, live = codec_of(path), live or path.name.endswith(".inprogress")
     try:
-        if suffix in (".zstd", ".zst"):
-            import pyarrow as pa  # here: only compressed event logs need it
-
-            return io.TextIOWrapper(pa.input_stream(str(path), compression="zstd"), encoding="utf-8-sig",
-                                    errors="replace", newline="")
-        return path.open(encoding="utf-8-sig", errors="replace", newline="")
+        if codec is None:
+            return path.open(encoding="utf-8-sig", errors="replace", newline="")
+        raw = path.open("rb")
     except OSError as e:
         raise UsageError(f"--query-log {path}: {e.strerror or e}") from None
+    stream = io.BufferedReader(decoded(raw, codec, f"--query-log {path}", live))
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def _header(line: str) -> set[str]:
@@ -178,7 +217,7 @@ def _header(line: str) -> set[str]:
 
 
 def _json_lines(lines: Iterable[tuple[int, str]], source: str) -> Iterator[LoggedQuery | None]:
-    user = None  # a Spark event log's application user, from its start event
+    user = application = None  # a Spark event log's application and its user, from its start event
     for number, line in lines:
         if not line.strip():
             continue
@@ -189,12 +228,19 @@ def _json_lines(lines: Iterable[tuple[int, str]], source: str) -> Iterator[Logge
             continue
         if not isinstance(record, dict):
             yield None
+        elif record.keys() >= LINEAGE_KEYS:
+            yield from _lineage_event(record, number, source)
         elif "Event" not in record:
             yield _query(record, number, source)
         elif record["Event"] == APP_START:
-            user = record.get("User") if isinstance(record.get("User"), str) else None
+            user = _text(record.get("User"))
+            application = _text(record.get("App Name") or record.get("App ID"))
         elif record["Event"] == SQL_START:
-            yield from _spark_execution(record, number, source, user)
+            yield from _spark_execution(record, number, source, user, application)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _csv(lines: Iterable[tuple[int, str]], source: str) -> Iterator[LoggedQuery | None]:
@@ -269,28 +315,111 @@ def _iso(text: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _spark_execution(record: dict[str, Any], number: int, source: str,
-                     user: str | None) -> Iterator[LoggedQuery]:
+def _spark_execution(record: dict[str, Any], number: int, source: str, user: str | None,
+                     application: str | None) -> Iterator[LoggedQuery]:
     """A Spark SQL execution that scans files (a command without scans reads no table)."""
     scans = tuple(_scans(record.get("sparkPlanInfo")))
     if scans:
-        yield LoggedQuery(number, source, _instant(record.get("time")), user, "", scans)
+        yield LoggedQuery(number, source, _instant(record.get("time")), user, "", scans, application)
 
 
-def _scans(node: Any) -> Iterator[Scan]:
+def _scans(plan: Any) -> Iterator[Scan]:
     """Every file scan of a plan tree: `nodeName` "Scan ..." with metadata `Location` and
-    `ReadSchema` (a V1 file source), or "BatchScan ..." (a V2 source: Spark logs no metadata)."""
-    stack = [node]
+    `ReadSchema` (a V1 file source), or "BatchScan ..." (a V2 source: Spark logs no metadata).
+    Each carries its own text, whether a node above it projects, and every text that may use a
+    partition column of it: the other nodes' and the scans' `PartitionFilters`."""
+    nodes: list[tuple[dict[str, Any], bool]] = []  # each node, and whether a node above projects
+    stack: list[tuple[Any, bool]] = [(plan, False)]
     while stack:
-        n = stack.pop()
-        if not isinstance(n, dict):
-            continue
-        stack.extend(n.get("children") or ())
-        name, meta = str(n.get("nodeName", "")), n.get("metadata") or {}
-        if name.startswith("Scan") and "ReadSchema" in meta:
-            yield Scan(str(meta.get("Location", "")), str(meta["ReadSchema"]))
-        elif name.startswith("BatchScan"):
+        node, projected = stack.pop()
+        if isinstance(node, dict):
+            nodes.append((node, projected))
+            below = projected or node.get("nodeName") in PROJECTING
+            stack.extend((child, below) for child in node.get("children") or ())
+    uses = "\n".join(_uses(n) for n, _ in nodes)
+    for node, projected in nodes:
+        meta, text = _metadata(node), str(node.get("simpleString", ""))
+        if _is_scan(node):
+            yield Scan(str(meta.get("Location", "")), str(meta["ReadSchema"]),
+                       None if TRUNCATED in text else text, not projected, uses)
+        elif str(node.get("nodeName", "")).startswith("BatchScan"):
             yield Scan(None, None)
+
+
+def _uses(node: dict[str, Any]) -> str:
+    """Where a node may use a partition column: a scan's `PartitionFilters`, another node's text."""
+    text = _metadata(node).get("PartitionFilters") if _is_scan(node) else node.get("simpleString")
+    return str(text or "")
+
+
+def _metadata(node: dict[str, Any]) -> dict[str, Any]:
+    meta = node.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _is_scan(node: dict[str, Any]) -> bool:
+    return str(node.get("nodeName", "")).startswith("Scan") and "ReadSchema" in _metadata(node)
+
+
+def _lineage_event(record: dict[str, Any], number: int, source: str) -> Iterator[LoggedQuery | None]:
+    """An OpenLineage RunEvent: its input datasets (and their symlinks' names) and, from its
+    outputs' `columnLineage` facets, the fields read of each dataset, direct and indirect alike
+    (a filter's or a join's field is read too). Its reader is its job, `namespace/name`. An
+    event that names no dataset read is no query; one whose job or run is no object, malformed."""
+    job, run = record["job"], record["run"]
+    if not isinstance(job, dict) or not isinstance(run, dict):
+        yield None
+        return
+    inputs = {key: _symlinks(d) for d in _objects(record.get("inputs")) if (key := _dataset_key(d))}
+    facets = [_facet(o, "columnLineage") for o in _objects(record.get("outputs"))]
+    told = bool(facets) and all(isinstance(f, dict) for f in facets)
+    fields: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for facet in facets:
+        for entry in _input_fields(facet):
+            if (key := _dataset_key(entry)) and isinstance(entry.get("field"), str):
+                fields[key].add(entry["field"])
+    datasets = tuple(Dataset(*key, inputs.get(key, ()), frozenset(fields[key]) if told else None)
+                     for key in dict.fromkeys([*inputs, *fields]))
+    if datasets:
+        name, namespace = _text(job.get("name")), _text(job.get("namespace"))
+        user = name if namespace is None or name is None else f"{namespace}/{name}"
+        yield LoggedQuery(number, source, _instant(record.get("eventTime")), user, "",
+                          datasets=datasets, run=_text(run.get("runId")))
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON array (nothing from a value that is no array)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _dataset_key(dataset: dict[str, Any]) -> tuple[str, str] | None:
+    namespace, name = dataset.get("namespace"), dataset.get("name")
+    return (namespace, name) if isinstance(namespace, str) and isinstance(name, str) else None
+
+
+def _facet(dataset: dict[str, Any], name: str) -> Any:
+    facets = dataset.get("facets")
+    return facets.get(name) if isinstance(facets, dict) else None
+
+
+def _symlinks(dataset: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A dataset's other names, from its symlinks facet (a table's name for its location; a
+    name without its namespace, as some producers write it, still names the table)."""
+    symlinks = _facet(dataset, "symlinks")
+    found = _objects(symlinks.get("identifiers")) if isinstance(symlinks, dict) else []
+    return tuple((_text(i.get("namespace")) or "", i["name"]) for i in found if _text(i.get("name")))
+
+
+def _input_fields(facet: Any) -> Iterator[dict[str, Any]]:
+    """The input fields a columnLineage facet names: each output field's, and the dataset-wide
+    ones (filters, joins, grouping, sorting: `dataset`, facet version 1-2-0)."""
+    if not isinstance(facet, dict):
+        return
+    outputs = facet.get("fields")
+    for output in outputs.values() if isinstance(outputs, dict) else ():
+        if isinstance(output, dict):
+            yield from _objects(output.get("inputFields"))
+    yield from _objects(facet.get("dataset"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,7 +432,11 @@ def _parts(table: str) -> tuple[str, ...]:
 
 def _matches(t: exp.Table, parts: tuple[str, ...]) -> bool:
     """Does a table reference name the table (`db.t` or `t`, in any case)?"""
-    named = tuple(p.lower() for p in (t.catalog, t.db, t.name) if p)
+    return _names_table(tuple(p.lower() for p in (t.catalog, t.db, t.name) if p), parts)
+
+
+def _names_table(named: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Do the lowered parts of a name (`db`, `t`) name the table under any catalog or database?"""
     return bool(named) and (named[-len(parts):] == parts or parts[-len(named):] == named)
 
 
@@ -576,14 +709,35 @@ def bounded(seconds: float, work: Callable[[], R]) -> R:
 class _Tally:
     last: datetime | None = None
     readers: set[str] = field(default_factory=set)
+    applications: set[str] = field(default_factory=set)
     queries: int = 0
 
     def add(self, q: LoggedQuery) -> None:
         self.queries += 1
         if q.user:
             self.readers.add(q.user)
+        if q.application:
+            self.applications.add(q.application)
         if q.timestamp and (self.last is None or q.timestamp > self.last):
             self.last = q.timestamp
+
+
+class _Runs:
+    """The columns counted per OpenLineage run, for the RESOLVED_CACHE most recent runs: a run's
+    events (START, RUNNING, COMPLETE) each repeat what it reads, and the run is one read."""
+
+    def __init__(self) -> None:
+        self._counted: OrderedDict[str, frozenset[str]] = OrderedDict()
+
+    def fresh(self, q: LoggedQuery, columns: frozenset[str]) -> tuple[bool, frozenset[str]]:
+        """Is `q` a read not counted yet, and which of its columns are not counted for its run."""
+        if q.run is None:
+            return True, columns
+        before = self._counted.pop(q.run, None)
+        self._counted[q.run] = columns | (before or frozenset())
+        if len(self._counted) > RESOLVED_CACHE:
+            self._counted.popitem(last=False)
+        return before is None, columns - (before or frozenset())
 
 
 Outcome = frozenset[str] | str | None  # the columns read, why unresolved, or None: not the table
@@ -592,33 +746,55 @@ Outcome = frozenset[str] | str | None  # the columns read, why unresolved, or No
 def read_usage(logs: Sequence[Path], table: str, schema: Schema, since: datetime | None = None,
                until: datetime | None = None, time_limit: float = 2.0, location: str | None = None,
                dialect: str = "spark") -> Usage:
-    """Per column of `table`, the queries in the window that read it: last read, readers, count.
-    Spark event log scans count when they read `location` (or below it). A query without a time
+    """Per column of `table`, the queries in the window that read it: last read, readers, count,
+    and the Spark applications. Spark event log scans count when they read `location` (or below
+    it), OpenLineage datasets at `location` or under the table's name. A query without a time
     counts as in the window; naive `since`/`until` are UTC."""
     since, until = _aware(since), _aware(until)
-    names = {f.name.lower(): f.name for f in schema.fields}
     tallies: defaultdict[str, _Tally] = defaultdict(_Tally)
-    cache = TextCache(partial(_resolve, table=table, schema=schema, dialect=dialect, seconds=time_limit))
+    runs = _Runs()
     queries = unresolved = skipped = 0
     where: list[str] = []
-    for log in logs:
-        for q in _records(log):
+
+    def in_window() -> Iterator[LoggedQuery]:
+        nonlocal skipped
+        for q in chain.from_iterable(_records(log) for log in logs):
             if q is None:
                 skipped += 1
-                continue
-            if not _in_window(q.timestamp, since, until):
-                continue
-            outcome = _scan_reads(q.scans, location, names) if q.scans else cache.get(q.text)
-            if isinstance(outcome, str):
-                unresolved += 1
-                if len(where) < UNRESOLVED_SHOWN:
-                    where.append(f"{q.source}:{q.line}: {outcome}")
-            elif outcome is not None:
-                queries += 1
-                for column in outcome:
-                    tallies[column].add(q)
-    columns = {c: ColumnUsage(c, t.last, tuple(sorted(t.readers)), t.queries) for c, t in tallies.items()}
+            elif _in_window(q.timestamp, since, until):
+                yield q
+
+    for q, outcome in query_outcomes(in_window(), table, schema, location, time_limit, dialect):
+        if isinstance(outcome, str):
+            unresolved += 1
+            if len(where) < UNRESOLVED_SHOWN:
+                where.append(f"{q.source}:{q.line}: {outcome}")
+        elif outcome is not None:
+            new, fresh = runs.fresh(q, outcome)
+            queries += new
+            for column in fresh:
+                tallies[column].add(q)
+    columns = {c: ColumnUsage(c, t.last, tuple(sorted(t.readers)), t.queries, tuple(sorted(t.applications)))
+               for c, t in tallies.items()}
     return Usage(table, columns, queries, unresolved, tuple(where), skipped, since, until)
+
+
+def query_outcomes(queries: Iterable[LoggedQuery], table: str, schema: Schema, location: str | None = None,
+                   time_limit: float = 2.0, dialect: str = "spark") -> Iterator[tuple[LoggedQuery, Outcome]]:
+    """Each query with what it reads of `table`: the top-level columns (maybe none), why that
+    cannot be told (a fixed reason), or None when it does not read the table. A Spark execution's
+    scans count at `location` (or below it), an OpenLineage event's datasets at `location` or
+    under the table's name, SQL text as `column_reads` resolves it (once per distinct text, within
+    `time_limit` seconds)."""
+    names = {f.name.lower(): f.name for f in schema.fields}
+    cache = TextCache(partial(_resolve, table=table, schema=schema, dialect=dialect, seconds=time_limit))
+    for q in queries:
+        if q.scans:
+            yield q, _scan_reads(q.scans, location, names)
+        elif q.datasets:
+            yield q, _lineage_reads(q.datasets, _parts(table), location, names)
+        else:
+            yield q, cache.get(q.text)
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -644,9 +820,74 @@ def _scan_reads(scans: tuple[Scan, ...], location: str | None, names: dict[str, 
     if any(s.location is None or s.read_schema is None for s in scans):
         return "a Spark data source V2 scan names no location"
     root = _path(location)
-    ours = [s.read_schema for s in scans if s.location and s.read_schema is not None
-            and any(p == root or p.startswith(root + "/") for p in _locations(s.location))]
-    return frozenset().union(*(_scanned(r, names) for r in ours)) if ours else None
+    ours = [s for s in scans if s.location and any(_under(p, root) for p in _locations(s.location))]
+    return frozenset().union(*(_scan_columns(s, names) for s in ours)) if ours else None
+
+
+def _scan_columns(scan: Scan, names: dict[str, str]) -> frozenset[str]:
+    """The table's columns one scan reads: its `ReadSchema`'s, and the columns of it that Spark
+    reads from directory names (partition columns: in its output, never in `ReadSchema`) when
+    the plan uses them: all when no node above projects, else those a node above or a
+    `PartitionFilters` names (`day#12`; by name, so another source's `day` counts too). A text
+    Spark cut short (spark.sql.debug.maxToStringFields) may hide any: then all count."""
+    read = _scanned(scan.read_schema or "", names)
+    output = scan.output
+    rest = [n for n in names.values() if n not in read and (output is None or _attribute(n, output))]
+    if scan.flows or TRUNCATED in scan.uses:
+        return read | frozenset(rest)
+    return read | frozenset(n for n in rest if _attribute(n, scan.uses))
+
+
+def _attribute(name: str, plan: str) -> bool:
+    """Does a plan's text name a column of this name, as Spark prints an attribute (`day#12`)?"""
+    return _attribute_pattern(name).search(plan) is not None
+
+
+@lru_cache(maxsize=1024)
+def _attribute_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:^|[\s\[(,]){re.escape(name)}#\d", re.IGNORECASE | re.MULTILINE)
+
+
+def _lineage_reads(datasets: tuple[Dataset, ...], parts: tuple[str, ...], location: str | None,
+                   names: dict[str, str]) -> Outcome:
+    """The table's columns one OpenLineage event reads: the fields its column lineage names of
+    the table's datasets, a nested field (`addr.city`) as its top-level column."""
+    root = None if location is None else _path(location)
+    ours = [d for d in datasets if _is_table(d, parts, root)]
+    if not ours:
+        return None
+    if any(d.fields is None for d in ours):
+        return "an OpenLineage event without column lineage"
+    return frozenset(c for d in ours for f in d.fields or () if (c := _field_column(f, names)) is not None)
+
+
+def _is_table(dataset: Dataset, parts: tuple[str, ...], root: str | None) -> bool:
+    """Is a dataset the table: at its location (or below), or named as it is (`db.t`), under its
+    own name or a symlink's?"""
+    for namespace, name in ((dataset.namespace, dataset.name), *dataset.aliases):
+        if root is not None and _under(_path(_dataset_path(namespace, name)), root):
+            return True
+        if "/" not in name and _names_table(tuple(name.lower().split(".")), parts):
+            return True
+    return False
+
+
+def _dataset_path(namespace: str, name: str) -> str:
+    """A file dataset's location from its OpenLineage name (spec, Naming): a local path under the
+    namespace `file` (or `file://host`), else the path or key under a scheme and authority
+    (`s3://bucket`, `hdfs://host:port`)."""
+    if namespace == "file" or namespace.startswith("file:") or "://" not in namespace:
+        return name
+    return f"{namespace.rstrip('/')}/{name.lstrip('/')}"
+
+
+def _field_column(field: str, names: dict[str, str]) -> str | None:
+    """The table's top-level column an OpenLineage field is (or is a nested field of)."""
+    return names.get(field.lower()) or names.get(field.split(".", 1)[0].lower())
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + "/")
 
 
 def _path(location: str) -> str:
