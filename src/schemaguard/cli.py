@@ -417,6 +417,11 @@ def plan(
         fail("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its schema)")
     if statements is not None and new is not None:
         fail("plan: NEW comes from --ddl/--ddl-file: give one or the other")
+    named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
+    if statements is not None:
+        from schemaguard.plan.ddl import parse_ddl
+
+        parse_ddl(statements[0], statements[1], named)  # a statement not understood: before any read
     read = None
     if table is not None:
         read = _read_table(_spark_table_location(table) if spark_catalog else table,
@@ -435,7 +440,6 @@ def plan(
     if statements is not None:
         from schemaguard.plan.ddl import apply_ddl
 
-        named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
         change = apply_ddl(old_schema, statements[0], statements[1], named)
         new_schema, properties = change.new, dict(change.properties)
         renames = change.renames + renames
@@ -659,7 +663,9 @@ def _show_run(run: Any, apply: bool) -> None:
     for kind, subject, verdict, evidence in run.checks:
         typer.echo(f"  entry check {kind} {subject}: {verdict}" + (f" ({evidence})" if evidence else ""))
     verb = "ran" if run.status in ("applied", "failed", "exit-check-failed") else "would run"
-    if run.status != "refused":
+    if run.status == "already-applied":
+        typer.echo("  nothing to do: the migrations table records it applied")
+    elif run.status != "refused":
         for statement in run.statements:
             typer.echo(f"  {verb}: {statement};")
     for note in run.notes:

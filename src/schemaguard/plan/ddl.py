@@ -104,20 +104,26 @@ def retarget(statement: str, name: str) -> str:
     return statement[:tokens[at].start] + name + statement[tokens[end].end + 1:]
 
 
-def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> DdlChange:
-    """NEW from OLD and the DDL in `text` (`source` names it in errors: a file or `--ddl`). With
-    `table`, every statement must name it (as `t`, `db.t` or `catalog.db.t`, compared on the
-    last parts given)."""
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """One ALTER TABLE statement, parsed: where it starts, its text, the table it names, its action."""
+
+    line: int
+    text: str
+    table: str
+    action: exp.Expression
+
+
+def parse_ddl(text: str, source: str, table: str | None = None) -> list[Parsed]:
+    """Every statement of `text` parsed, or the first one that is not an understood ALTER TABLE as
+    a one-line error (`source` names it: a file or `--ddl`). With `table`, every statement must name
+    it (as `t`, `db.t` or `catalog.db.t`, compared on the last parts given). Needs no schema, so a
+    bad statement is refused before any table is read."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import ParseError
 
-    schema = old
-    renames: list[tuple[str, str]] = []
-    properties: dict[str, str] = {}
-    constraints: list[tuple[str, str]] = []
-    dropped: list[str] = []
-    statements = []
+    out = []
     for line, sql in split_statements(text, source):
         where = f"{source}:{line}"
         try:
@@ -135,15 +141,28 @@ def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> 
         actions = parsed.args.get("actions") or []
         if len(actions) != 1:
             raise DdlError(f"{where}: one change a statement, please: {_head(sql)}")
-        action, before, declared = actions[0], schema, len(renames)
-        try:
-            kind, schema = _apply(schema, action, renames, properties, constraints, dropped)
-        except (DdlTypeError, _NoSuchColumn) as e:
-            raise DdlError(f"{where}: {e}") from None
-        statements.append(Statement(line, sql.strip(), kind, name, before, schema, tuple(renames[declared:]),
-                                    tuple(properties.items())))
-    if not statements:
+        out.append(Parsed(line, sql.strip(), name, actions[0]))
+    if not out:
         raise DdlError(f"{source}: no statement")
+    return out
+
+
+def apply_ddl(old: Schema, text: str, source: str, table: str | None = None) -> DdlChange:
+    """NEW from OLD and the DDL in `text` (parsed as `parse_ddl` parses it)."""
+    schema = old
+    renames: list[tuple[str, str]] = []
+    properties: dict[str, str] = {}
+    constraints: list[tuple[str, str]] = []
+    dropped: list[str] = []
+    statements = []
+    for st in parse_ddl(text, source, table):
+        before, declared = schema, len(renames)
+        try:
+            kind, schema = _apply(schema, st.action, renames, properties, constraints, dropped)
+        except (DdlTypeError, _NoSuchColumn) as e:
+            raise DdlError(f"{source}:{st.line}: {e}") from None
+        statements.append(Statement(st.line, st.text, kind, st.table, before, schema,
+                                    tuple(renames[declared:]), tuple(properties.items())))
     return DdlChange(tuple(statements), schema, tuple(renames), tuple(properties.items()),
                      tuple(constraints), tuple(dropped))
 

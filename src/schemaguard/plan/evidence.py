@@ -111,7 +111,7 @@ def _no_reads(check: Check, usage: Usage | None) -> Check:
     top = check.subject.split(".")[0].split("[")[0]
     seen = {c.lower(): u for c, u in usage.columns.items()}.get(top.lower())
     if seen is not None:
-        when = f", last {seen.last_read.isoformat()}" if seen.last_read else ""
+        when = f", last {seen.last_read.isoformat(timespec='seconds')}" if seen.last_read else ""
         return replace(check, status="refuted", evidence=f"{seen.queries:,} queries by "
                        f"{len(seen.readers)} reader(s){when}")
     if usage.unresolved:
