@@ -247,7 +247,7 @@ def schemaguard_scan(table: Path, workers: int | None = None) -> ScanOutcome:
 def schemaguard_audit(table: Path) -> int:
     """What `schemaguard audit --no-catalog` computes before rendering: the scan, every finding, and
     every version against the newest under spark-read FULL_TRANSITIVE. Returns the findings."""
-    from schemaguard.audit import run_audit
+    from schemaguard.auditing import run_audit
     from schemaguard.config import parse_config
 
     raw = {"catalog": {"enabled": False}, "tables": [{"path": str(table)}]}

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from schemaguard.audit import run_audit
+from schemaguard.auditing import run_audit
 from schemaguard.config import CatalogConfig, load_config
 from schemaguard.report import catalog as report
 from schemaguard.spark import get_spark

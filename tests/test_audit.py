@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemaguard.audit import AuditError, run_audit
+from schemaguard.auditing import AuditError, run_audit
 from schemaguard.checks.finding import Finding
 from schemaguard.config import AuditConfig, load_config
 from schemaguard.demo import build_demo_lake

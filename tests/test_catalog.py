@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from schemaguard.audit import run_audit
+from schemaguard.auditing import run_audit
 from schemaguard.config import CatalogConfig, load_config
 from schemaguard.demo import build_demo_lake
 from schemaguard.proofs.outcome import AuditRun

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from schemaguard.audit import run_audit
+from schemaguard.auditing import run_audit
 from schemaguard.checks import run_checks
 from schemaguard.checks.gate import evaluate_gate
 from schemaguard.config import parse_config

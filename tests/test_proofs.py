@@ -258,7 +258,7 @@ def test_the_check_command_json_and_exit_codes(lake: Path) -> None:
 
 
 def test_the_audit_proves_what_the_configuration_asks(tmp_path: Path) -> None:
-    from schemaguard.audit import run_audit
+    from schemaguard.auditing import run_audit
     from schemaguard.config import ConfigError, load_config
 
     for day in ("2024-01-01", "2024-01-02"):

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
-from schemaguard.audit import run_audit
+from schemaguard.auditing import run_audit
 from schemaguard.checks.finding import Finding
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake

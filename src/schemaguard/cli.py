@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from enum import StrEnum
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
@@ -33,11 +30,7 @@ from schemaguard.names import (
 # No rule or model module at start-up: `--help` and a bad option stay fast; commands import what
 # they run.
 if TYPE_CHECKING:
-    from schemaguard.base import Options
-    from schemaguard.config import AuditConfig
-    from schemaguard.lake.iceberg import CatalogRef
-    from schemaguard.lake.table import ReadOptions, TableRead
-    from schemaguard.model import Schema
+    pass
 
 app = typer.Typer(
     add_completion=False,
@@ -68,7 +61,7 @@ FormatOption = Annotated[
 
 # Choices come from the rules themselves, so a mode or option added there is accepted here.
 
-# Profile, mode and identity are plain strings checked by `_choice`: typer's own check prints a
+# Profile, mode and identity are plain strings checked by `api.choice`: typer's own check prints a
 # multi-line box, and a bad value must be one line (exit 2) like any other bad input.
 ProfileOption = Annotated[str, typer.Option("--profile", help=f"reader profile: {', '.join(PROFILE_NAMES)}")]
 IdentityOption = Annotated[str | None, typer.Option(
@@ -123,20 +116,16 @@ def scan(
     """Read every footer: schema versions, columns that change between them, unreadable files.
     Delta and Iceberg tables are read through their logs: the snapshot's files, columns by
     logical name."""
-    from schemaguard.checks import run_checks
-    from schemaguard.checks.summary import summarize
-    from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
+    from schemaguard import api
     from schemaguard.report import scan as scan_report
 
-    how = ReadOptions(_choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
-                      _instant(timestamp) if timestamp is not None else None, include_unreferenced)
-    table = _read_table(path, output, engine, how=how,
-                        catalog=_catalog_ref(catalog, catalog_uri))
-    summary, found = summarize(table.location, table), run_checks(table)
+    result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
+                      timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
+                      catalog_uri=catalog_uri, max_files=max_files, progress=_bars(output))
     if output == OutputFormat.json:
-        _print_json(scan_report.scan_json(summary, found, max_files))
+        _print_json(result.to_dict())
     else:
-        scan_report.scan_text(summary, found)
+        scan_report.scan_text(result.table_summary, result.findings)
 
 
 @app.command()
@@ -190,22 +179,14 @@ def compare(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Can READER read data written with WRITER? Every version of WRITER is checked as a writer."""
-    from schemaguard.checks.compare import compare as compare_schemas
+    from schemaguard import api
     from schemaguard.report import rules_output
 
-    profile = _choice(profile, list(PROFILE_NAMES), "--profile")
-    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
-                       allow_quiet)
-    writers, notes = _schemas([writer])
-    readers, reader_notes = (writers, []) if reader == writer else _schemas([reader])
-    reader_label, reader_schema = readers[-1]
-    _modelled(writers + readers, profile)
-    if len(readers) > 1:
-        notes.append(f"the reader is {reader_label}, the newest of {len(readers)} versions of {reader}")
-    report = compare_schemas(writers, (reader_label, reader_schema), profile, options,
-                             tuple(notes + reader_notes))
-    _render(output, report, rules_output.compare_json, rules_output.compare_text)
-    _exit(report.compatible)
+    result = api.compare(writer, reader, profile=profile, identity=identity, type_widening=type_widening,
+                         column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
+                         case_sensitive=case_sensitive, allow_quiet=allow_quiet)
+    _render(output, result.report, rules_output.compare_json, rules_output.compare_text)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -218,17 +199,12 @@ def merge(
 ) -> None:
     """Does the merge of the schemas succeed, and what comes out? The first is the left side (Delta: the
     table)."""
-    from schemaguard.base import Options
-    from schemaguard.checks.compare import merge as merge_schemas
+    from schemaguard import api
     from schemaguard.report import rules_output
 
-    profile = _choice(profile, list(MERGE_PROFILE_NAMES), "--profile")
-    options = Options(type_widening=type_widening, case_sensitive=case_sensitive)
-    labelled, notes = _schemas(sources, at_least=2, what="merge")
-    _modelled(labelled, profile)
-    report = merge_schemas(labelled, profile, options, tuple(notes))
-    _render(output, report, rules_output.merge_json, rules_output.merge_text)
-    _exit(report.result.ok)
+    result = api.merge(*sources, profile=profile, type_widening=type_widening, case_sensitive=case_sensitive)
+    _render(output, result.report, rules_output.merge_json, rules_output.merge_text)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -246,18 +222,14 @@ def evolve(
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """May Vn follow V1..Vn-1 under MODE? Pairs are checked as a schema registry checks them."""
-    from schemaguard.checks.compare import evolve as evolve_schemas
+    from schemaguard import api
     from schemaguard.report import rules_output
 
-    checked_mode = _choice(mode, list(Mode), "--mode")
-    profile = _choice(profile, list(PROFILE_NAMES), "--profile")
-    options = _options(identity, type_widening, column_mapping, iceberg_version, uniform, case_sensitive,
-                       allow_quiet)
-    labelled, notes = _schemas(versions, at_least=2, what="evolve")
-    _modelled(labelled, profile)
-    report = evolve_schemas(labelled, checked_mode, profile, options, tuple(notes))
-    _render(output, report, rules_output.evolve_json, rules_output.evolve_text)
-    _exit(report.compatible)
+    result = api.evolve(*versions, mode=mode, profile=profile, identity=identity, type_widening=type_widening,
+                        column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
+                        case_sensitive=case_sensitive, allow_quiet=allow_quiet)
+    _render(output, result.report, rules_output.evolve_json, rules_output.evolve_text)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -268,12 +240,12 @@ def gate(
 ) -> None:
     """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files and
     columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
-    from schemaguard.checks.gate import evaluate_gate
+    from schemaguard import api
     from schemaguard.report import gate as gating
 
-    report = evaluate_gate(_read_table(path, output), allow_quiet)
-    _render(output, report, gating.gate_json, gating.gate_text)
-    raise typer.Exit(report.exit_code)
+    result = api.gate(path, allow_quiet=allow_quiet, progress=_bars(output))
+    _render(output, result.report, gating.gate_json, gating.gate_text)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -317,33 +289,25 @@ def check(
 ) -> None:
     """Prove what no schema shows, from statistics first and from the data (Spark, Great
     Expectations) where they cannot decide. Exit 0 all proven, 1 any refuted, 3 some unknown."""
-    from schemaguard.lake.table import ReadOptions
-    from schemaguard.proofs import Proof
-    from schemaguard.proofs.run import Scope, run_proofs
+    from schemaguard import api
     from schemaguard.report import check as checking
 
     allowed_set = _allowed(allowed, allowed_file, allowed_table) if values else None
-    proofs = [*(Proof("not-null", c) for c in not_null or ()),
-              *(Proof("backfilled", c) for c in backfilled or ()),
-              *(Proof("agree", e) for e in agree or ()), *(_fits(f) for f in fits or ()),
-              *(Proof("values", c, allowed=allowed_set) for c in values or ()),
-              *(Proof("unit-drift", c) for c in unit_drift or ())]
-    if not proofs:
-        fail("check: name at least one proof (--not-null, --backfilled, --agree, --fits, --values, "
-             "--unit-drift)")
-    how = ReadOptions(version=version, timestamp=_instant(timestamp) if timestamp is not None else None)
-    table = _read_table(_spark_table_location(path) if spark_catalog else path, output, how=how,
-                        catalog=_catalog_ref(catalog, catalog_uri))
-    scope = Scope(tuple(_pair(p) for p in partition or ()), since, until)
-
-    results = run_proofs(table, proofs, scope, _spark_factory("schemaguard-check"), footer_only, key or (),
-                         not no_values)
-    report = checking.CheckReport(path, table.table_format, scope, tuple(results))
-    _render(output, report, checking.check_json, checking.check_text)
-    raise typer.Exit(report.exit_code)
+    if spark_catalog:
+        _status(f"looking {path} up in the Spark catalog")
+    result = api.check(path, not_null=not_null or (), backfilled=backfilled or (), agree=agree or (),
+                       fits=fits or (), values={c: allowed_set or () for c in values or ()},
+                       unit_drift=unit_drift or (), footer_only=footer_only,
+                       partitions=dict(_pair(p) for p in partition or ()), since=since, until=until,
+                       keys=key or (), with_values=not no_values, version=version, timestamp=timestamp,
+                       catalog=catalog, catalog_uri=catalog_uri, spark_catalog=spark_catalog,
+                       announce=_spark_note)
+    _render(output, result.report, checking.check_json, checking.check_text)
+    raise typer.Exit(result.exit_code)
 
 
 PLAN_FORMATS = ("text", "json", "markdown", "html", "sarif", "junit")
+RENAME_FORM = "OLD=NEW, e.g. weight=weight_kg"
 
 
 @app.command()
@@ -395,97 +359,29 @@ def plan(
     """How to ship a schema change: its operations, the mode it needs, the ordered steps with
     their schedule, checks and Spark SQL (with --table). Exit 0 safe as one edit, 1 a staged plan
     is needed. With --format sarif|junit, the DDL's statements linted, each at its line."""
-    from schemaguard.base import Options
-    from schemaguard.plan.evidence import judge
-    from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard import api
     from schemaguard.report import plan as planning
-    from schemaguard.rules.profiles import PROFILES
 
-    shape = _choice(output, PLAN_FORMATS, "--format")
-    order = _choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
-    chosen = tuple(_choice(p, list(PROFILE_NAMES), "--profile") for p in profiles or ())
-    renames = tuple(_pair(r, "--rename", "OLD=NEW, e.g. weight=weight_kg") for r in rename or ())
-    durations = Durations()
-    if conf is not None:
-        from schemaguard.config import load_durations
-
-        durations = load_durations(conf)
+    shape = api.choice(output, PLAN_FORMATS, "--format")
     statements = _ddl_text(ddl or [], ddl_file)
     if shape in ("sarif", "junit") and statements is None:
         fail(f"plan --format {shape} lints DDL: give --ddl or --ddl-file")
-    if statements is None and (old is None or new is None):
-        fail("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its schema)")
-    if statements is not None and new is not None:
-        fail("plan: NEW comes from --ddl/--ddl-file: give one or the other")
-    named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
-    if statements is not None:
-        from schemaguard.plan.ddl import parse_ddl
-
-        parse_ddl(statements[0], statements[1], named)  # a statement not understood: before any read
-    read = None
-    if table is not None:
-        read = _read_table(_spark_table_location(table) if spark_catalog else table,
-                           OutputFormat.json if shape != "text" else OutputFormat.text,
-                           catalog=_catalog_ref(catalog, catalog_uri))
-    current = read.current()[1] if read is not None else None
-    if old is not None:
-        old_schema = _schemas([old])[0][-1][1]
-    elif current is not None:
-        old_schema = current
-    else:
-        fail("plan: --ddl needs the schema today: OLD, or --table with a readable file")
-    properties: dict[str, str] = {}
-    given: tuple[str, ...] = ()
-    change = None
-    if statements is not None:
-        from schemaguard.plan.ddl import apply_ddl
-
-        change = apply_ddl(old_schema, statements[0], statements[1], named)
-        new_schema, properties = change.new, dict(change.properties)
-        renames = change.renames + renames
-        given = tuple(st.text for st in change.statements)
-    else:
-        assert new is not None
-        new_schema = _schemas([new])[0][-1][1]
-    if not chosen:
-        chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
-                                     if read and read.iceberg else ())
-    for name in chosen:
-        _modelled([(old or "the table's schema", old_schema), (new or "the DDL's schema", new_schema)], name)
-    options = Options(identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
-                      allow_quiet=allow_quiet)
-    if read is not None:
-        from schemaguard.checks.compat import table_options
-
-        options = table_options(read, options)
-    options = _ddl_options(options, properties)
-    request = PlanRequest(
-        old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
-        readers_behind, readers, renames, options,
-        tuple(v.footer.schema for v in read.versions) if read else (), table, durations,
-        drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none",
-        check_table=f"{table} --spark-catalog" if spark_catalog else None)
-    try:
-        logs = [*(query_log or []), *(event_log or [])]  # one reader: each log's kind is told by content
-        evidence = _plan_evidence(request, read, logs, sql, query_table, footer_only)
-        result = build_plan(request, judge(evidence))
-    except ValueError as e:
-        fail(f"plan: {e}")
-    if read is not None and table is not None:
-        from schemaguard.plan.sql import sql_target, with_sql
-
-        used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
-        if "{table}" not in view_name or "{version}" not in view_name:
-            fail(f"--view-name {view_name!r}: give both {{table}} and {{version}}")
-        by_name = spark_catalog or _catalog_ref(catalog, catalog_uri) is not None  # not a path
-        target = sql_target(read, table, by_name, given, used, view_name)
-        result = with_sql(result, old_schema, new_schema, target)
-    if change is not None and statements is not None and shape in ("sarif", "junit"):
-        from schemaguard.plan.lint import lint
+    if spark_catalog and table is not None:
+        _status(f"looking {table} up in the Spark catalog")
+    result = api.plan(old, new, table=table, ddl=statements[0] if statements else None,
+                      ddl_source=statements[1] if statements else "--ddl", identity=identity,
+                      profiles=profiles or (), deploy_order=deploy_order, readers_behind=readers_behind,
+                      readers=readers, renames=dict(_pair(r, "--rename", RENAME_FORM) for r in rename or ()),
+                      query_logs=query_log or (), event_logs=event_log or (), sql=sql,
+                      query_table=query_table,
+                      conf=conf, footer_only=footer_only, view_name=view_name, allow_quiet=allow_quiet,
+                      catalog=catalog, catalog_uri=catalog_uri, spark_catalog=spark_catalog,
+                      progress=_bars(OutputFormat.text if shape == "text" else OutputFormat.json),
+                      announce=_spark_note)
+    linted = result.lint() if shape in ("sarif", "junit") else None
+    if linted is not None:
         from schemaguard.report import lint as linting
 
-        configuration = read.delta.configuration if read is not None and read.delta is not None else {}
-        linted = lint(change, result, statements[1], read.table_format if read else None, configuration)
         if shape == "sarif":
             _print_json(linting.lint_sarif(linted))
         else:
@@ -493,9 +389,9 @@ def plan(
         raise typer.Exit(linted.exit_code)
     if shape in ("markdown", "html"):
         render = planning.plan_markdown if shape == "markdown" else planning.plan_html
-        sys.stdout.write(render(result))
+        sys.stdout.write(render(result.plan))
     else:
-        _render(OutputFormat(shape), result, planning.plan_json, planning.plan_text)
+        _render(OutputFormat(shape), result.plan, planning.plan_json, planning.plan_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -513,37 +409,6 @@ def _ddl_text(ddl: list[str], ddl_file: Path | None) -> tuple[str, str] | None:
     return (";\n".join(ddl), "--ddl") if ddl else None
 
 
-def _ddl_options(options: Any, properties: dict[str, str]) -> Any:
-    """Reader options the DDL's table properties switch on (Delta column mapping, type widening)."""
-    from dataclasses import replace as replaced
-
-    mapping = properties.get("delta.columnMapping.mode")
-    if mapping is not None:
-        options = replaced(options, column_mapping=_choice(mapping, ["none", "name", "id"],
-                                                           "delta.columnMapping.mode"))
-    if properties.get("delta.enableTypeWidening", "").lower() == "true":
-        options = replaced(options, type_widening=True)
-    return options
-
-
-def _plan_evidence(request: Any, read: TableRead | None, logs: list[Path], sql: Path | None,
-                   query_table: str | None, footer_only: bool) -> Any:
-    """The evidence the plan's checks read: the table's data, query logs and consumer SQL."""
-    from schemaguard.plan.evidence import Evidence, read_evidence
-
-    evidence = Evidence(request.new, read, _spark_factory("schemaguard-plan"), footer_only)
-    return read_evidence(evidence, request, logs, sql, query_table)
-
-
-def _fits(text: str) -> Any:
-    from schemaguard.proofs import Proof
-
-    column, sep, target = text.partition(":")
-    if not sep or not column or not target:
-        fail(f"--fits {text!r}: give COL:TYPE, e.g. amount:decimal(10,2)")
-    return Proof("fits", column, target=target)
-
-
 def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[str, ...] | None:
     if sum(x is not None for x in (text, file, table)) > 1:
         fail("give one of --allowed, --allowed-file, --allowed-table")
@@ -557,20 +422,6 @@ def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[st
         except (OSError, UnicodeDecodeError) as e:
             fail(f"--allowed-file {file}: {e}")
     return tuple(v.strip() for v in text.split(",")) if text is not None else None
-
-
-def _spark_table_location(name: str) -> str:
-    """Where a table of the Spark session's catalog lies (as the audit's `catalog_table` finds it)."""
-    from schemaguard.audit import catalog_table
-    from schemaguard.config import NAME
-    from schemaguard.spark import get_spark
-
-    parts = name.split(".")
-    if len(parts) not in (2, 3) or not all(NAME.fullmatch(p) for p in parts):
-        fail(f"--spark-catalog: {name!r} is not db.table or catalog.db.table")
-    _status(f"looking {name} up in the Spark catalog")
-    location, _ = catalog_table(get_spark("schemaguard-check"), name)
-    return location
 
 
 def _table_values(name: str) -> tuple[str, ...]:
@@ -620,6 +471,7 @@ def migrate(
 ) -> None:
     """Run a plan's steps, each gated by its entry checks on the data as it is now. Exit 0 done (or,
     without --apply, would run), 1 an entry check refuted (nothing applied), 3 one unknown, 2 bad input."""
+    from schemaguard import api
     from schemaguard import migrate as migrating
     from schemaguard.config import CatalogConfig, load_config
 
@@ -628,7 +480,7 @@ def migrate(
     m = migrating.load_migration(plan_file)
     kinds = [] if action in ("status", "rollback") else migrating.steps_of(action, m, step)
     reports = load_config(conf).catalog if conf is not None else CatalogConfig()
-    iceberg = _catalog_ref(catalog, catalog_uri)
+    iceberg = api.catalog_ref(catalog, catalog_uri)
     from schemaguard.spark import get_spark
 
     _status("starting Spark (a migration step runs its checks and SQL through it)")
@@ -642,12 +494,15 @@ def migrate(
         _show_run(migrating.run_rollback(m, spark, reports, apply), apply)
         raise typer.Exit(0)
     in_spark = iceberg is None and m.target == m.table and "/" not in m.table
-    location = _spark_table_location(m.table) if in_spark else m.table
-    read_now = partial(_read_table, location, OutputFormat.text, catalog=iceberg)
+    if in_spark:
+        _status(f"looking {m.table} up in the Spark catalog")
+    location = api.catalog_location(m.table, spark) if in_spark else m.table
+    read_now = partial(api.read_table, location, spark=spark, catalog=iceberg,
+                       progress=_bars(OutputFormat.text))
     worst = 0
     for kind in kinds:
         run = migrating.run_step(m, kind, spark, reports, apply, read_now,
-                                 _spark_factory("schemaguard-migrate"), iceberg)
+                                 api.spark_factory("schemaguard-migrate", spark), iceberg)
         _show_run(run, apply)
         worst = max(worst, run.exit_code)
         if run.status not in ("applied", "already-applied"):
@@ -695,43 +550,15 @@ def audit(
     """Audit every configured table: versions on disk against the current schema, drift, unreadable
     files, the configured proofs. Reports land in the report folder and the catalog. Exit 1 if a
     finding at or above the fail level is not waived."""
-    from schemaguard import audit as auditing
-    from schemaguard.config import load_config
-    from schemaguard.report import folder, scan, terminal
+    from schemaguard import api
+    from schemaguard.report import catalog as catalog_tables
     from schemaguard.report import json as json_report
+    from schemaguard.report import scan, terminal
 
-    if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
-        fail(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' and '-' only")
-    config = _select(load_config(conf), tables or [], schema, catalog, allow_quiet)
-    if full:
-        config = replace(config, incremental=False)
-    started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole command's
-    spark = None
-    if auditing.needs_spark(config):
-        from schemaguard.spark import get_spark
-
-        _status("starting Spark (the catalog report needs it; --no-catalog skips it)")
-        if any(t.proofs for t in config.tables):
-            from schemaguard.proofs.gx_spark import preload
-
-            preload()
-        spark = get_spark("schemaguard-audit", config.spark)
-        if config.catalog.enabled:
-            from schemaguard.report import catalog as catalog_tables
-
-            metastore = catalog_tables.warm(spark, config.catalog)
-    bars = partial(scan.progress, enabled=output == OutputFormat.text)
-    run = auditing.run_audit(config, run_id, spark, bars, now=started,
-                             spark_start=time.monotonic() - clock if spark is not None else 0.0, since=clock)
-    paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"])
-    if config.catalog.enabled and spark is not None:
-        _status(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
-        writing = time.monotonic()
-        metastore.join()
-        catalog_tables.write_run(spark, run, config.catalog, str(conf), new_id=run_id is None)
-        done = time.monotonic()  # what is shown from here on counts the catalog write too
-        run = replace(run, finished_at=started + timedelta(seconds=done - clock),
-                      phases=replace(run.phases, catalog=done - writing))
+    result = api.audit(conf, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
+                       allow_quiet=allow_quiet, full=full,
+                       progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=_status)
+    run, config, paths = result.run, result.config, result.reports
     if output == OutputFormat.json:
         _print_json(json_report.to_json(run))
     else:
@@ -789,63 +616,15 @@ def findings(
     console().print(shown)
 
 
-def _instant(text: str) -> float:
-    """An ISO 8601 date or time as seconds since the epoch (UTC unless it names a zone)."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        fail(f"--timestamp {text!r} is not an ISO 8601 date or time (2026-12-03 or 2026-12-03T16:00:00Z)")
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _read_table(path: str, output: OutputFormat, engine: Engine = Engine.auto,
-                how: ReadOptions | None = None, catalog: CatalogRef | None = None) -> TableRead:
-    """A table read for a command, with a progress bar on long text-mode scans."""
-    from schemaguard.lake.discover import discover
-    from schemaguard.lake.scan import lister_for, running_spark, use_spark
-    from schemaguard.lake.table import ReadOptions, locate, read_listing
+def _bars(output: OutputFormat) -> Callable[[int], Any]:
+    """Progress bars on stderr for long scans, in text mode only (stdout stays clean for data)."""
     from schemaguard.report.scan import progress
 
-    root, how = locate(path, how or ReadOptions(), catalog)
-    spark = running_spark()
-    if engine == Engine.spark and spark is None:
-        from schemaguard.spark import get_spark
-
-        spark = get_spark("schemaguard-scan")
-    listing = discover(root, lister_for(engine.value, spark))
-    if not use_spark(engine.value, len(listing.files), spark):
-        spark = None
-    with progress(len(listing.files), enabled=output == OutputFormat.text) as advance:
-        return read_listing(listing, advance, spark, location=path, how=how)
+    return partial(progress, enabled=output == OutputFormat.text)
 
 
-def _catalog_ref(catalog: str | None, catalog_uri: str | None) -> CatalogRef | None:
-    """The Iceberg catalog the options name, if any (`default` when only a URI is given)."""
-    if catalog is None and catalog_uri is None:
-        return None
-    from schemaguard.lake.iceberg import CatalogRef
-
-    return CatalogRef(catalog or "default", catalog_uri)
-
-
-def _spark_factory(name: str) -> Callable[[], Any]:
-    """Start Spark only when a proof needs the data: one session, one status line, however many
-    proofs call it."""
-
-    @cache
-    def spark() -> Any:
-        from schemaguard.spark import SparkSetupError, get_spark
-
-        _status("reading the files statistics cannot decide, with Spark")
-        try:
-            return get_spark(name)
-        except SparkSetupError:
-            raise
-        except Exception as e:  # the JVM did not start: say so in one line (--footer-only needs none)
-            raise SparkSetupError(f"Spark did not start ({first_line(e)}); --footer-only decides from "
-                                  "statistics alone") from None
-
-    return spark
+def _spark_note() -> None:
+    _status("reading the files statistics cannot decide, with Spark")
 
 
 def _status(message: str) -> None:
@@ -858,80 +637,6 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def _select(config: AuditConfig, names: list[str], schema: str | None, catalog: bool,
-            allow_quiet: bool = False) -> AuditConfig:
-    """The configuration narrowed by the command line: some tables, another current schema, no
-    catalog, quiet breaks allowed on every table."""
-    from dataclasses import replace
-
-    known = {t.name: t for t in config.tables}
-    if unknown := [n for n in names if n not in known]:
-        fail(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
-    chosen = tuple(known[n] for n in names) if names else config.tables
-    if schema is not None:
-        if len(chosen) != 1:
-            fail(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with --table")
-        chosen = (replace(chosen[0], schema=schema),)
-    if allow_quiet:
-        chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)
-    enabled = config.catalog.enabled and catalog
-    return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))
-
-
-def _choice(value: str, choices: Sequence[T], option: str) -> T:
-    """The choice `value` names, in any case; else a one-line usage error listing the choices."""
-    for choice in choices:
-        if str(choice).lower() == value.lower():
-            return choice
-    fail(f"{option} {value!r} is not one of {', '.join(map(str, choices))}")
-
-
-def _options(identity: str | None, type_widening: bool, column_mapping: str, iceberg_version: str,
-             uniform: bool, case_sensitive: bool, allow_quiet: bool) -> Options:
-    from schemaguard.base import Options
-
-    return Options(
-        type_widening=type_widening,
-        column_mapping=_choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),
-        iceberg_version=_choice(iceberg_version, ICEBERG_VERSIONS, "--iceberg-version"),
-        uniform=uniform,
-        case_sensitive=case_sensitive,
-        identity=None if identity is None else _choice(identity, IDENTITIES, "--identity"),
-        allow_quiet=allow_quiet,
-    )
-
-
-def _modelled(labelled: list[tuple[str, Schema]], profile: str) -> None:
-    """An Avro schema with no table equivalent, given to a profile other than avro: one line, exit 2."""
-    from schemaguard.rules.profiles import UnmodelledSchema, check_modelled
-
-    for label, schema in labelled:
-        try:
-            check_modelled([schema], profile)
-        except UnmodelledSchema as e:
-            fail(f"{label}: {e}")
-
-
-def _schemas(
-    sources: list[str], at_least: int = 1, what: str = ""
-) -> tuple[list[tuple[str, Schema]], list[str]]:
-    """Every schema of the sources, oldest first, labelled by the path as given (a table's versions
-    as `path@v3`, so labels from two tables never collide), and the loader's notes."""
-    from schemaguard.sources import load_schemas
-
-    labelled: list[tuple[str, Schema]] = []
-    notes: list[str] = []
-    for source in sources:
-        loaded = load_schemas(source)
-        versioned = loaded.kind in ("table", "delta")
-        labelled += [(f"{source}@{label}" if versioned else source, schema)
-                     for label, schema in loaded.schemas]
-        notes += [f"{source}: {note}" for note in loaded.notes]
-    if len(labelled) < at_least:
-        fail(f"{what} needs at least {at_least} schemas; {' '.join(sources)} holds {len(labelled)}")
-    return labelled, notes
-
-
 def _render(
     output: OutputFormat, report: R, to_json: Callable[[R], Any], to_text: Callable[[R], None]
 ) -> None:
@@ -939,11 +644,6 @@ def _render(
         _print_json(to_json(report))
     else:
         to_text(report)
-
-
-def _exit(ok: bool) -> None:
-    if not ok:
-        raise typer.Exit(EXIT_FAIL)
 
 
 def _print_json(doc: Any) -> None:

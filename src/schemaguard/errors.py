@@ -15,8 +15,25 @@ from collections.abc import Iterator
 TOO_DEEP = "nests deeper than any schema or log does (beyond Python's recursion limit)"
 
 
-class UsageError(Exception):
-    """Bad input or usage: the message is one line naming the place and the problem."""
+class SchemaGuardError(Exception):
+    """What schemaguard raises: bad input, or (from `raise_for_status`) a result that fails."""
+
+
+class UsageError(SchemaGuardError):
+    """Bad input or usage: the message is one line naming the place and the problem (the command
+    prints it and exits 2). Public as `schemaguard.InvalidInput`."""
+
+
+InvalidInput = UsageError  # the name the Python API documents
+
+
+class ChecksFailed(SchemaGuardError):
+    """A result that does not pass (`raise_for_status`): the message names what fails; `.result`
+    is the result itself."""
+
+    def __init__(self, message: str, result: object) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def first_line(e: BaseException) -> str:

@@ -11,8 +11,10 @@ missing, never overriding the cluster's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,3 +116,26 @@ def _submitted_conf() -> set[str]:
 
     SparkContext._ensure_initialized()
     return {k for k, _ in SparkConf().getAll()}
+
+
+@contextlib.contextmanager
+def kept_conf(spark: SparkSession | None) -> Iterator[None]:
+    """Leave a caller's session configured as it was: what the block's work set in its runtime
+    configuration (Delta records `spark.databricks.delta.lastCommitVersionInSession` on every
+    commit) is set back, or unset, afterwards. A static key Spark itself settled cannot be set
+    and is left as Spark left it."""
+    if spark is None:
+        yield
+        return
+    before = dict(spark.conf.getAll)
+    try:
+        yield
+    finally:
+        after = dict(spark.conf.getAll)
+        for key in after.keys() - before.keys():
+            with contextlib.suppress(Exception):
+                spark.conf.unset(key)
+        for key, value in before.items():
+            if after.get(key) != value:
+                with contextlib.suppress(Exception):
+                    spark.conf.set(key, value)

@@ -46,12 +46,12 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from schemaguard import version
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.summary import partition_dir
 from schemaguard.config import NAME, CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
+from schemaguard.meta import version
 from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.check import proof_json
 

@@ -7,9 +7,10 @@ Everything the lake names is escaped."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import cache
@@ -87,6 +88,20 @@ footer schema.</footer>
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def rows_page(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """A result's headline and rows as an HTML fragment (a notebook cell): one column per key,
+    nested values as compact JSON."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    head = "".join(f"<th>{_e(k)}</th>" for k in keys)
+    body = "".join("<tr>" + "".join(f"<td>{_e(_cell(r.get(k)))}</td>" for k in keys) + "</tr>" for r in rows)
+    table = f'<table class="plan"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows else ""
+    return f"<div class=\"schemaguard\"><style>{css()}</style><h3>{_e(title)}</h3>{table}</div>"
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _slug(name: str) -> str:

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from schemaguard import version
+from schemaguard.meta import version
 from schemaguard.plan.lint import LINT_CODES, Lint, LintFinding
 from schemaguard.report.junit import xml_text
 from schemaguard.report.sarif import SARIF_LEVELS, SARIF_SCHEMA, SARIF_VERSION

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from schemaguard import version
 from schemaguard.base import SEVERITIES
 from schemaguard.checks.finding import by_severity, meaning
+from schemaguard.meta import version
 from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report.common import today
 

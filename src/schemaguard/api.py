@@ -1,0 +1,543 @@
+"""The Python API (`import schemaguard as sg`): each function is the computation of its command,
+returning a result instead of printing. The command line and the `jobs/` call these functions.
+
+Spark: wherever it is needed, `spark=` takes the caller's SparkSession and uses it as it is (its
+catalog, its configuration); schemaguard never stops a session it did not start and never sets
+a session's configuration. Without `spark=`, the embedded default (`schemaguard.spark`).
+
+Bad input raises `InvalidInput` with the one-line message the command prints (exit 2 there).
+Nothing here imports pyspark or great_expectations until a function needs them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from schemaguard.errors import UsageError
+from schemaguard.names import (
+    COLUMN_MAPPINGS,
+    ICEBERG_VERSIONS,
+    IDENTITIES,
+    MERGE_PROFILE_NAMES,
+    PROFILE_NAMES,
+)
+from schemaguard.spark import kept_conf
+
+if TYPE_CHECKING:
+    from schemaguard.base import Options
+    from schemaguard.lake.iceberg import CatalogRef
+    from schemaguard.lake.table import ReadOptions, TableRead
+    from schemaguard.model import Schema
+    from schemaguard.results import (
+        AuditResult,
+        CheckResult,
+        CompareResult,
+        EvolveResult,
+        GateResult,
+        MergeResult,
+        PlanResult,
+        ScanResult,
+    )
+
+T = TypeVar("T")
+SchemaLike = Any  # a path or URI, notation/Spark/Avro JSON text, a pyspark StructType, a pyarrow.Schema
+Progress = Callable[[int], None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading tables and schemas
+
+
+def read_table(location: str, *, spark: Any = None, engine: str = "auto", how: ReadOptions | None = None,
+               catalog: CatalogRef | None = None, progress: Any = None) -> TableRead:
+    """A table as every command reads it: a Spark job for its footers only in a running session
+    with more task slots than local cores on a large table (or `engine="spark"`). `progress`
+    makes a progress callback from the file count (a context manager), or None."""
+    from contextlib import nullcontext
+
+    from schemaguard.lake.discover import discover
+    from schemaguard.lake.scan import lister_for, running_spark, use_spark
+    from schemaguard.lake.table import ReadOptions, locate, read_listing
+
+    engine = choice(engine, ("auto", "local", "spark"), "--engine")
+    root, how = locate(location, how or ReadOptions(), catalog)
+    session = spark if spark is not None else running_spark()
+    if engine == "spark" and session is None:
+        session = _embedded("schemaguard-scan")
+    listing = discover(root, lister_for(engine, session))
+    if not use_spark(engine, len(listing.files), session):
+        session = None
+    with progress(len(listing.files)) if progress is not None else nullcontext(None) as advance:
+        return read_listing(listing, advance, session, location=location, how=how)
+
+
+def schemas(sources: Sequence[SchemaLike], at_least: int = 1, what: str = "",
+            spark: Any = None) -> tuple[list[tuple[str, Schema]], list[str]]:
+    """Every schema of the sources, oldest first, labelled by the path as given (a table's versions
+    as `path@v3`), and the loader's notes. A source may also be a pyspark StructType, a
+    pyarrow.Schema, or (with `spark`) a table name of the session's catalog."""
+    from schemaguard.sources import load_schemas
+
+    labelled: list[tuple[str, Schema]] = []
+    notes: list[str] = []
+    for i, source in enumerate(sources):
+        given = _given_schema(source, spark)
+        if given is not None:
+            labelled.append((f"schema #{i + 1}" if not isinstance(source, str) else source, given))
+            continue
+        loaded = load_schemas(str(source))
+        versioned = loaded.kind in ("table", "delta")
+        labelled += [(f"{source}@{label}" if versioned else str(source), schema)
+                     for label, schema in loaded.schemas]
+        notes += [f"{source}: {note}" for note in loaded.notes]
+    if len(labelled) < at_least:
+        shown = " ".join(map(str, sources))
+        raise UsageError(f"{what} needs at least {at_least} schemas; {shown} holds {len(labelled)}")
+    return labelled, notes
+
+
+def _given_schema(source: SchemaLike, spark: Any) -> Schema | None:
+    """A schema object (or a catalog table's name with `spark`), as the model; None for a path."""
+    from schemaguard.formats.spark import schema_from_spark_json
+
+    if hasattr(source, "json") and hasattr(source, "fieldNames"):  # a pyspark StructType
+        return schema_from_spark_json(source.json())
+    if type(source).__module__.startswith("pyarrow") and hasattr(source, "names"):
+        return _arrow_schema(source)
+    if isinstance(source, str) and spark is not None and _catalog_name(source) and not Path(source).exists():
+        return schema_from_spark_json(spark.table(_quoted(source)).schema.json())
+    return None
+
+
+def _arrow_schema(schema: Any) -> Schema:
+    """A pyarrow.Schema as Parquet writes it: an empty file's footer, read as any footer is."""
+    import pyarrow.parquet as pq
+
+    from schemaguard.formats.parquet import read_footer
+
+    with tempfile.TemporaryDirectory(prefix="schemaguard-") as folder:
+        path = f"{folder}/schema.parquet"
+        pq.write_table(schema.empty_table(), path)
+        return read_footer(path).schema
+
+
+def _catalog_name(text: str) -> bool:
+    from schemaguard.config import NAME
+
+    parts = text.split(".")
+    return len(parts) in (2, 3) and all(NAME.fullmatch(p) for p in parts)
+
+
+def _quoted(name: str) -> str:
+    return ".".join(f"`{p}`" for p in name.split("."))
+
+
+def catalog_location(name: str, spark: Any = None) -> str:
+    """Where a table of the Spark session's catalog lies (the session given, else the embedded one)."""
+    from schemaguard.auditing import catalog_table
+
+    if not _catalog_name(name):
+        raise UsageError(f"{name!r} is not a catalog table name: give db.table or catalog.db.table")
+    return catalog_table(spark if spark is not None else _embedded("schemaguard"), name)[0]
+
+
+def choice(value: str, choices: Sequence[T], option: str) -> T:
+    """The choice `value` names, in any case; else a one-line error listing the choices."""
+    for c in choices:
+        if str(c).lower() == str(value).lower():
+            return c
+    raise UsageError(f"{option} {value!r} is not one of {', '.join(map(str, choices))}")
+
+
+def reader_options(identity: str | None = None, type_widening: bool = False, column_mapping: str = "none",
+                   iceberg_version: str = "2", uniform: bool = False, case_sensitive: bool = False,
+                   allow_quiet: bool = False) -> Options:
+    from schemaguard.base import Options
+
+    return Options(type_widening=type_widening,
+                   column_mapping=choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),
+                   iceberg_version=choice(str(iceberg_version), ICEBERG_VERSIONS, "--iceberg-version"),
+                   uniform=uniform, case_sensitive=case_sensitive,
+                   identity=None if identity is None else choice(identity, IDENTITIES, "--identity"),
+                   allow_quiet=allow_quiet)
+
+
+def modelled(labelled: Iterable[tuple[str, Schema]], profile: str) -> None:
+    """An Avro schema with no table equivalent, given to a profile other than avro: one line."""
+    from schemaguard.rules.profiles import UnmodelledSchema, check_modelled
+
+    for label, schema in labelled:
+        try:
+            check_modelled([schema], profile)
+        except UnmodelledSchema as e:
+            raise UsageError(f"{label}: {e}") from None
+
+
+def catalog_ref(catalog: str | None, catalog_uri: str | None) -> CatalogRef | None:
+    """The Iceberg catalog the options name, if any (`default` when only a URI is given)."""
+    if catalog is None and catalog_uri is None:
+        return None
+    from schemaguard.lake.iceberg import CatalogRef
+
+    return CatalogRef(catalog or "default", catalog_uri)
+
+
+def _embedded(name: str) -> Any:
+    from schemaguard.spark import get_spark
+
+    return get_spark(name)
+
+
+def spark_factory(name: str, spark: Any = None,
+                  announce: Callable[[], None] | None = None) -> Callable[[], Any]:
+    """The session proofs read data with: the caller's, else the embedded one started on first use
+    (once, however many proofs call it)."""
+    from schemaguard.spark import SparkSetupError
+
+    @cache
+    def started() -> Any:
+        if spark is not None:
+            return spark
+        if announce is not None:
+            announce()
+        try:
+            return _embedded(name)
+        except SparkSetupError:
+            raise
+        except Exception as e:  # the JVM did not start: one line (footer_only needs none)
+            from schemaguard.errors import first_line
+
+            raise SparkSetupError(f"Spark did not start ({first_line(e)}); footer-only decides from "
+                                  "statistics alone") from None
+
+    return started
+
+
+def timestamp_of(text: str) -> float:
+    """An ISO 8601 instant (UTC unless it says) as seconds since the epoch."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--timestamp {text!r}: not an ISO 8601 time, e.g. 2024-03-01T12:00:00Z") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+# ---------------------------------------------------------------------------------------------
+# The public functions
+
+
+def scan(location: str, *, spark: Any = None, engine: str = "auto", format_hint: str = "auto",
+         version: int | None = None, timestamp: str | None = None, include_unreferenced: bool = False,
+         catalog: str | None = None, catalog_uri: str | None = None, max_files: int = 1000,
+         progress: Any = None) -> ScanResult:
+    """Every footer of a table read: its schema versions, the columns that change between them,
+    unreadable files (`schemaguard scan`)."""
+    from schemaguard.checks import run_checks
+    from schemaguard.checks.summary import summarize
+    from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
+    from schemaguard.results import ScanResult
+
+    how = ReadOptions(choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
+                      timestamp_of(timestamp) if timestamp is not None else None, include_unreferenced)
+    table = read_table(location, spark=spark, engine=engine, how=how,
+                       catalog=catalog_ref(catalog, catalog_uri), progress=progress)
+    return ScanResult(table, summarize(table.location, table), tuple(run_checks(table)), max_files)
+
+
+def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: str | None = None,
+            type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
+            uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
+            spark: Any = None) -> CompareResult:
+    """Can a reader with schema `reader` read data written with `writer` (every version of it)?"""
+    from schemaguard.checks.compare import compare as compare_schemas
+    from schemaguard.results import CompareResult
+
+    profile = choice(profile, list(PROFILE_NAMES), "--profile")
+    options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
+                             case_sensitive, allow_quiet)
+    writers, notes = schemas([writer], spark=spark)
+    readers, reader_notes = (writers, []) if reader is writer or reader == writer else schemas([reader],
+                                                                                             spark=spark)
+    label, reader_schema = readers[-1]
+    modelled(writers + readers, profile)
+    if len(readers) > 1:
+        notes.append(f"the reader is {label}, the newest of {len(readers)} versions of {reader}")
+    return CompareResult(compare_schemas(writers, (label, reader_schema), profile, options,
+                                         tuple(notes + reader_notes)))
+
+
+def merge(*sources: SchemaLike, profile: str, type_widening: bool = False, case_sensitive: bool = False,
+          spark: Any = None) -> MergeResult:
+    """Does the merge of the schemas succeed (`spark-merge` or `delta-merge`), and what comes out?"""
+    from schemaguard.base import Options
+    from schemaguard.checks.compare import merge as merge_schemas
+    from schemaguard.results import MergeResult
+
+    profile = choice(profile, list(MERGE_PROFILE_NAMES), "--profile")
+    labelled, notes = schemas(sources, at_least=2, what="merge", spark=spark)
+    modelled(labelled, profile)
+    return MergeResult(merge_schemas(labelled, profile, Options(type_widening=type_widening,
+                                                                case_sensitive=case_sensitive), tuple(notes)))
+
+
+def evolve(*versions: SchemaLike, mode: str, profile: str, identity: str | None = None,
+           type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
+           uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
+           spark: Any = None) -> EvolveResult:
+    """May the last version follow the others under `mode`, as a schema registry checks it?"""
+    from schemaguard.checks.compare import evolve as evolve_schemas
+    from schemaguard.names import Mode
+    from schemaguard.results import EvolveResult
+
+    checked = choice(mode, list(Mode), "--mode")
+    profile = choice(profile, list(PROFILE_NAMES), "--profile")
+    options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
+                             case_sensitive, allow_quiet)
+    labelled, notes = schemas(versions, at_least=2, what="evolve", spark=spark)
+    modelled(labelled, profile)
+    return EvolveResult(evolve_schemas(labelled, checked, profile, options, tuple(notes)))
+
+
+def gate(location: str, *, allow_quiet: bool = False, spark: Any = None, progress: Any = None) -> GateResult:
+    """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files
+    and columns conflict, what a read without it silently loses."""
+    from schemaguard.checks.gate import evaluate_gate
+    from schemaguard.results import GateResult
+
+    return GateResult(evaluate_gate(read_table(location, spark=spark, progress=progress), allow_quiet))
+
+
+def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str] = (),
+          agree: Iterable[str] = (), fits: Iterable[str] = (),
+          values: Mapping[str, Iterable[str]] | None = None, unit_drift: Iterable[str] = (),
+          spark: Any = None, footer_only: bool = False,
+          partitions: Mapping[str, str] | None = None, since: str | None = None, until: str | None = None,
+          keys: Iterable[str] = (), with_values: bool = True, version: int | None = None,
+          timestamp: str | None = None, catalog: str | None = None, catalog_uri: str | None = None,
+          spark_catalog: bool = False, announce: Callable[[], None] | None = None) -> CheckResult:
+    """Prove what no schema shows, from statistics first and from the data (Spark, Great
+    Expectations) where they cannot decide. `fits` takes `COL:TYPE`; `values` maps a column to its
+    allowed values. A table name of the session's catalog needs `spark_catalog=True`."""
+    from schemaguard.lake.table import ReadOptions
+    from schemaguard.proofs import Proof
+    from schemaguard.proofs.run import Scope, run_proofs
+    from schemaguard.report.check import CheckReport
+    from schemaguard.results import CheckResult
+
+    proofs = [*(Proof("not-null", c) for c in not_null), *(Proof("backfilled", c) for c in backfilled),
+              *(Proof("agree", e) for e in agree), *(fits_proof(f) for f in fits),
+              *(Proof("values", c, allowed=tuple(a)) for c, a in (values or {}).items()),
+              *(Proof("unit-drift", c) for c in unit_drift)]
+    if not proofs:
+        raise UsageError("check: name at least one proof (--not-null, --backfilled, --agree, --fits, "
+                         "--values, --unit-drift)")
+    how = ReadOptions(version=version, timestamp=timestamp_of(timestamp) if timestamp is not None else None)
+    location = catalog_location(table, spark) if spark_catalog else table
+    read = read_table(location, how=how, catalog=catalog_ref(catalog, catalog_uri))
+    scope = Scope(tuple((partitions or {}).items()), since, until)
+    factory = spark_factory("schemaguard-check", spark, announce)
+    with kept_conf(spark):
+        results = run_proofs(read, proofs, scope, factory, footer_only, tuple(keys), with_values)
+    return CheckResult(CheckReport(table, read.table_format, scope, tuple(results)))
+
+
+def fits_proof(text: str) -> Any:
+    """`COL:TYPE` as a fits proof."""
+    from schemaguard.proofs import Proof
+
+    column, sep, target = text.partition(":")
+    if not sep or not column or not target:
+        raise UsageError(f"--fits {text!r}: give COL:TYPE, e.g. amount:decimal(10,2)")
+    return Proof("fits", column, target=target)
+
+
+DeployOrder = Literal["readers-first", "writers-first", "unknown"]
+
+
+def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table: str | None = None,
+         ddl: str | Sequence[str] | None = None, ddl_source: str = "--ddl", identity: str | None = None,
+         profiles: Sequence[str] = (), deploy_order: str = "unknown", readers_behind: int | None = None,
+         readers: int = 10, renames: Mapping[str, str] | None = None, query_logs: Sequence[str | Path] = (),
+         event_logs: Sequence[str | Path] = (), sql: str | Path | None = None, query_table: str | None = None,
+         conf: str | Path | None = None, footer_only: bool = False, view_name: str = "{table}__v{version}",
+         allow_quiet: bool = False, catalog: str | None = None, catalog_uri: str | None = None,
+         spark_catalog: bool = False, spark: Any = None, progress: Any = None,
+         announce: Callable[[], None] | None = None) -> PlanResult:
+    """How to ship a schema change: operations, the mode it needs, the ordered steps with their
+    schedule, checks and (with `table`) Spark SQL. The change is OLD -> NEW, or `ddl` (Spark SQL
+    ALTER TABLE statements, one string or several) over `old` or the table's current schema."""
+    from schemaguard.checks.compat import table_options
+    from schemaguard.plan.ddl import apply_ddl, parse_ddl
+    from schemaguard.plan.evidence import Evidence, judge, read_evidence
+    from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard.results import PlanResult
+    from schemaguard.rules.profiles import PROFILES
+
+    order = choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
+    chosen = tuple(choice(p, list(PROFILE_NAMES), "--profile") for p in profiles)
+    declared = tuple((renames or {}).items())
+    durations = Durations()
+    if conf is not None:
+        from schemaguard.config import load_durations
+
+        durations = load_durations(conf)
+    text = ddl if isinstance(ddl, str) or ddl is None else ";\n".join(ddl)
+    if text is None and (old is None or new is None):
+        raise UsageError("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its "
+                         "schema)")
+    if text is not None and new is not None:
+        raise UsageError("plan: NEW comes from --ddl/--ddl-file: give one or the other")
+    named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
+    if text is not None:
+        parse_ddl(text, ddl_source, named)  # a statement not understood: refused before any read
+    read = None
+    if table is not None:
+        location = catalog_location(table, spark) if spark_catalog else table
+        read = read_table(location, spark=spark, catalog=catalog_ref(catalog, catalog_uri), progress=progress)
+    current = read.current()[1] if read is not None else None
+    old_schema = schemas([old], spark=spark)[0][-1][1] if old is not None else current
+    if old_schema is None:
+        raise UsageError("plan: --ddl needs the schema today: OLD, or --table with a readable file")
+    change, properties = None, {}
+    if text is not None:
+        change = apply_ddl(old_schema, text, ddl_source, named)
+        new_schema, properties = change.new, dict(change.properties)
+        declared = change.renames + declared
+    else:
+        new_schema = schemas([new], spark=spark)[0][-1][1]
+    if not chosen:
+        chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
+                                     if read and read.iceberg else ())
+    for name in chosen:
+        modelled([(str(old) if old is not None else "the table's schema", old_schema),
+                  (str(new) if new is not None else "the DDL's schema", new_schema)], name)
+    options = reader_options(identity, allow_quiet=allow_quiet)
+    if read is not None:
+        options = table_options(read, options)
+    options = ddl_options(options, properties)
+    request = PlanRequest(
+        old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
+        readers_behind, readers, declared, options,
+        tuple(v.footer.schema for v in read.versions) if read else (), table, durations,
+        drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none",
+        check_table=f"{table} --spark-catalog" if spark_catalog else None)
+    logs = [Path(p) for p in [*query_logs, *event_logs]]  # one reader: each log's kind told by content
+    evidence = read_evidence(Evidence(new_schema, read, spark_factory("schemaguard-plan", spark, announce),
+                                      footer_only), request, logs, Path(sql) if sql else None, query_table)
+    try:
+        with kept_conf(spark):
+            result = build_plan(request, judge(evidence))
+    except ValueError as e:
+        raise UsageError(f"plan: {e}") from None
+    if read is not None and table is not None:
+        from schemaguard.plan.sql import sql_target, with_sql
+
+        used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
+        if "{table}" not in view_name or "{version}" not in view_name:
+            raise UsageError(f"--view-name {view_name!r}: give both {{table}} and {{version}}")
+        by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path
+        given = tuple(st.text for st in change.statements) if change else ()
+        target = sql_target(read, table, by_name, given, used, view_name)
+        result = with_sql(result, old_schema, new_schema, target)
+    return PlanResult(result, change, read, ddl_source)
+
+
+def ddl_options(options: Options, properties: Mapping[str, str]) -> Options:
+    """Reader options the DDL's table properties switch on (Delta column mapping, type widening)."""
+    mapping = properties.get("delta.columnMapping.mode")
+    if mapping is not None:
+        options = replace(options, column_mapping=choice(mapping, ["none", "name", "id"],
+                                                         "delta.columnMapping.mode"))
+    if properties.get("delta.enableTypeWidening", "").lower() == "true":
+        options = replace(options, type_widening=True)
+    return options
+
+
+def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, catalog: bool = True,
+          run_id: str | None = None, tables: Sequence[str] = (), schema: str | None = None,
+          allow_quiet: bool = False, full: bool = False, reports: bool = True,
+          progress: Any = None, announce: Callable[[str], None] | None = None) -> AuditResult:
+    """Audit every configured table (a configuration file), or the tables at the given locations
+    with the default settings: versions on disk against the current schema, drift, unreadable
+    files, the configured proofs. Reports land in the report folder (`reports`) and, with
+    `catalog`, in the catalog's Delta tables through the session."""
+    import time
+
+    from schemaguard import auditing
+    from schemaguard.config import load_config, parse_config
+    from schemaguard.report import folder
+    from schemaguard.results import AuditResult
+
+    if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
+        raise UsageError(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' "
+                         "and '-' only")
+    label = str(conf_or_tables) if isinstance(conf_or_tables, str | Path) else "(python: sg.audit)"
+    if isinstance(conf_or_tables, str | Path):
+        config = load_config(conf_or_tables)
+    else:
+        listed = [{"name": Path(str(t).rstrip("/")).name or str(t), "path": str(t)}
+                  for t in conf_or_tables]
+        config = parse_config({"tables": listed}, Path.cwd() / "schemaguard.toml")
+    config = select(config, list(tables), schema, catalog, allow_quiet)
+    if full:
+        config = replace(config, incremental=False)
+    say = announce or (lambda _: None)
+    started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole call's
+    session = spark
+    if session is None and auditing.needs_spark(config):
+        from schemaguard.spark import get_spark
+
+        say("starting Spark (the catalog report needs it; --no-catalog skips it)")
+        if any(t.proofs for t in config.tables):
+            from schemaguard.proofs.gx_spark import preload
+
+            preload()  # Great Expectations imports while the JVM starts
+        session = get_spark("schemaguard-audit", config.spark)
+    spark_start = time.monotonic() - clock if session is not None and spark is None else 0.0
+    writes = config.catalog.enabled and session is not None
+    if writes:
+        from schemaguard.report import catalog as catalog_tables
+
+        metastore = catalog_tables.warm(session, config.catalog)  # its first answer while the audit reads
+    with kept_conf(spark):
+        run = auditing.run_audit(config, run_id, session, progress or auditing.no_progress, now=started,
+                                 spark_start=spark_start, since=clock)
+    paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"]) \
+        if reports else {}
+    if writes:
+        from datetime import timedelta
+
+        say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
+        writing = time.monotonic()
+        metastore.join()
+        with kept_conf(spark):
+            catalog_tables.write_run(session, run, config.catalog, label, new_id=run_id is None)
+        done = time.monotonic()
+        run = replace(run, finished_at=started + timedelta(seconds=done - clock),
+                      phases=replace(run.phases, catalog=done - writing))
+    return AuditResult(run, config, paths)
+
+
+def select(config: Any, names: list[str], schema: str | None, catalog: bool,
+           allow_quiet: bool = False) -> Any:
+    """The configuration narrowed: some tables, another current schema, no catalog, quiet breaks
+    allowed on every table."""
+    known = {t.name: t for t in config.tables}
+    if unknown := [n for n in names if n not in known]:
+        raise UsageError(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
+    chosen = tuple(known[n] for n in names) if names else config.tables
+    if schema is not None:
+        if len(chosen) != 1:
+            raise UsageError(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with "
+                             "--table")
+        chosen = (replace(chosen[0], schema=schema),)
+    if allow_quiet:
+        chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)
+    enabled = config.catalog.enabled and catalog
+    return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))

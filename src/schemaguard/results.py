@@ -1,0 +1,373 @@
+"""What the Python API returns: one result class per command, each holding the computed report.
+
+Every result has `.ok` and `.exit_code` (what the command's exit code means), `.to_dict()` (the
+same keys as `--format json`), `.findings` (typed objects), `.to_pandas()` and `.to_spark(spark)`
+(its main rows: findings, proofs or steps), `_repr_html_` (a notebook shows the report's HTML),
+a one-line `repr`, and `raise_for_status()`, which raises `ChecksFailed` naming what failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from schemaguard.errors import ChecksFailed
+
+if TYPE_CHECKING:
+    from schemaguard.checks.compare import CompareReport, EvolveReport, MergeReport
+    from schemaguard.checks.finding import Finding
+    from schemaguard.checks.gate import GateReport
+    from schemaguard.checks.summary import TableSummary
+    from schemaguard.config import AuditConfig
+    from schemaguard.lake.history import SchemaVersion
+    from schemaguard.lake.table import TableRead
+    from schemaguard.plan.ddl import DdlChange
+    from schemaguard.plan.planner import Plan
+    from schemaguard.proofs import ProofResult
+    from schemaguard.proofs.outcome import AuditRun
+    from schemaguard.report.check import CheckReport
+
+
+class Result:
+    """What every result shares; a subclass says its exit code, JSON, rows and name."""
+
+    command = ""
+
+    @property
+    def exit_code(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return ()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The result's main table as JSON rows (the `--format json` entries)."""
+        return []
+
+    def failing(self) -> list[str]:
+        """What makes the result fail, one line each (empty when it passes)."""
+        return []
+
+    def summary(self) -> str:
+        return f"exit {self.exit_code}"
+
+    def to_pandas(self) -> Any:
+        import pandas as pd  # type: ignore[import-untyped]  # (only where pandas is installed)
+
+        return pd.DataFrame(self.rows())
+
+    def to_spark(self, spark: Any) -> Any:
+        """The rows as a Spark DataFrame of the given session (nested entries kept as structs)."""
+        rows = self.rows()
+        if not rows:
+            from pyspark.sql.types import StructType
+
+            return spark.createDataFrame([], StructType([]))
+        texts = [json.dumps(r, default=str) for r in rows]
+        return spark.read.json(spark.sparkContext.parallelize(texts, 1))
+
+    def raise_for_status(self) -> None:
+        if not self.ok:
+            failing = self.failing()
+            shown = "; ".join(failing[:5]) + (f"; and {len(failing) - 5} more" if len(failing) > 5 else "")
+            raise ChecksFailed(f"schemaguard {self.command} failed (exit {self.exit_code}): "
+                               f"{shown or self.summary()}", self)
+
+    def _repr_html_(self) -> str:
+        from schemaguard.report.html import rows_page
+
+        return rows_page(f"schemaguard {self.command}: {self.summary()}", self.rows())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {'ok' if self.ok else 'FAIL'}: {self.summary()}>"
+
+
+@dataclass(frozen=True, repr=False)
+class ScanResult(Result):
+    table: TableRead
+    table_summary: TableSummary
+    scan_findings: tuple[Finding, ...]
+    max_files: int = 1000
+    command = "scan"
+
+    @property
+    def exit_code(self) -> int:
+        return 0  # a scan reports; `gate`, `audit` and `check` decide
+
+    @property
+    def versions(self) -> tuple[SchemaVersion, ...]:
+        return self.table.versions
+
+    @property
+    def files(self) -> Sequence[Any]:
+        return self.table.listing.files
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.scan_findings
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.scan import scan_json
+
+        return scan_json(self.table_summary, self.scan_findings, self.max_files)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["findings"])
+
+    def summary(self) -> str:
+        return (f"{self.table.location}: {len(self.files):,} files, {len(self.versions)} schema version(s), "
+                f"{len(self.findings)} finding(s)")
+
+
+@dataclass(frozen=True, repr=False)
+class CompareResult(Result):
+    report: CompareReport
+    command = "compare"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.compatible else 1
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(p for _, problems in self.report.writers for p in problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.rules_output import compare_json
+
+        return compare_json(self.report)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["problems"])
+
+    def failing(self) -> list[str]:
+        return [f"{p.path}: {p.message}" for p in self.findings if p.severity == "error"]
+
+    def summary(self) -> str:
+        return f"{'compatible' if self.report.compatible else 'incompatible'} under {self.report.profile}"
+
+
+@dataclass(frozen=True, repr=False)
+class MergeResult(Result):
+    report: MergeReport
+    command = "merge"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.result.ok else 1
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(self.report.result.conflicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.rules_output import merge_json
+
+        return merge_json(self.report)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["conflicts"])
+
+    def failing(self) -> list[str]:
+        return [f"{c.path}: {c.message}" for c in self.findings]
+
+    def summary(self) -> str:
+        return f"{'merges' if self.report.result.ok else 'does not merge'} under {self.report.profile}"
+
+
+@dataclass(frozen=True, repr=False)
+class EvolveResult(Result):
+    report: EvolveReport
+    command = "evolve"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.compatible else 1
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(p for f in self.report.failures for p in f.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.rules_output import evolve_json
+
+        return evolve_json(self.report)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [p for failed in self.to_dict()["failed"] for p in failed["problems"]]
+
+    def failing(self) -> list[str]:
+        return [f"{p.path}: {p.message}" for p in self.findings if p.severity == "error"]
+
+    def summary(self) -> str:
+        return f"{'allowed' if self.report.compatible else 'refused'} under {self.report.mode.value}"
+
+
+@dataclass(frozen=True, repr=False)
+class GateResult(Result):
+    report: GateReport
+    command = "gate"
+
+    @property
+    def exit_code(self) -> int:
+        return self.report.exit_code
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(self.report.conflicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.gate import gate_json
+
+        return gate_json(self.report)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["conflicts"])
+
+    def failing(self) -> list[str]:
+        return [f"{c.path}: {c.message}" for c in self.report.conflicts]
+
+    def summary(self) -> str:
+        return f"{self.report.table}: mergeSchema {'safe' if self.report.merge_safe else 'not safe'}"
+
+
+@dataclass(frozen=True, repr=False)
+class CheckResult(Result):
+    report: CheckReport
+    command = "check"
+
+    @property
+    def exit_code(self) -> int:
+        return self.report.exit_code
+
+    @property
+    def proofs(self) -> tuple[ProofResult, ...]:
+        return self.report.results
+
+    @property
+    def findings(self) -> tuple[ProofResult, ...]:
+        return tuple(r for r in self.report.results if r.verdict != "proven")
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.check import check_json
+
+        return check_json(self.report)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["proofs"])
+
+    def failing(self) -> list[str]:
+        return [f"{r.proof.kind} {r.proof.column}: {r.verdict}" + (f" ({r.where() or r.why})"
+                                                                    if r.where() or r.why else "")
+                for r in self.findings]
+
+    def summary(self) -> str:
+        return f"{self.report.table}: {self.report.verdict} ({len(self.proofs)} proof(s))"
+
+
+@dataclass(frozen=True, repr=False)
+class PlanResult(Result):
+    plan: Plan
+    ddl: DdlChange | None = None
+    table: TableRead | None = None
+    ddl_source: str = "--ddl"
+    command = "plan"
+
+    @property
+    def exit_code(self) -> int:
+        return self.plan.exit_code
+
+    @property
+    def steps(self) -> tuple[Any, ...]:
+        return self.plan.steps
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(c for c in self.plan.checks if c.status in ("refuted", "unknown"))
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.plan import plan_json
+
+        return plan_json(self.plan)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["steps"])
+
+    def failing(self) -> list[str]:
+        return [f"{c.kind} {c.subject}: {c.status}" for c in self.findings] or [
+            f"a staged plan is needed ({self.plan.strategy})"]
+
+    def lint(self) -> Any:
+        """The DDL's statements judged for CI (`plan --format sarif|junit`); None without DDL."""
+        if self.ddl is None:
+            return None
+        from schemaguard.plan.lint import lint
+
+        configuration = self.table.delta.configuration if self.table is not None and self.table.delta else {}
+        return lint(self.ddl, self.plan, self.ddl_source, self.table.table_format if self.table else None,
+                    configuration)
+
+    def _repr_html_(self) -> str:
+        from schemaguard.report.plan import plan_html
+
+        return plan_html(self.plan)
+
+    def summary(self) -> str:
+        plan = self.plan
+        verdict = "safe as a single edit" if plan.safe_as_single_edit else f"{plan.strategy}, staged"
+        return f"{verdict}: {len(self.plan.steps)} step(s), mode {self.plan.mode}"
+
+
+@dataclass(frozen=True, repr=False)
+class AuditResult(Result):
+    run: AuditRun
+    config: AuditConfig
+    reports: Mapping[str, Path] = field(default_factory=dict)
+    command = "audit"
+
+    @property
+    def exit_code(self) -> int:
+        return self.run.exit_code
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(self.run.all_findings)
+
+    @property
+    def proofs(self) -> tuple[ProofResult, ...]:
+        return tuple(p for t in self.run.tables for p in t.proofs)
+
+    def to_dict(self) -> dict[str, Any]:
+        from schemaguard.report.json import to_json
+
+        return to_json(self.run)
+
+    def rows(self) -> list[dict[str, Any]]:
+        doc = self.to_dict()
+        return [*({"table": t["name"], **f} for t in doc["tables"] for f in t["findings"]), *doc["findings"]]
+
+    def failing(self) -> list[str]:
+        return [f"{f.table}: {f.code} {f.path or ''} {f.message}".replace("  ", " ")
+                for f in self.run.all_findings if self.run.fails(f)]
+
+    def _repr_html_(self) -> str:
+        from schemaguard.report.html import to_html
+
+        return to_html(self.run)
+
+    def summary(self) -> str:
+        c = self.run.counts()
+        return (f"run {self.run.run_id}: {len(self.run.tables)} table(s), {c['error']} error(s), "
+                f"{c['warning']} warning(s), {c['failing']} failing")
+

@@ -1,0 +1,175 @@
+"""The Python API (`import schemaguard as sg`): every public function, the same results as its
+command, typed errors, results usable in place, and the caller's own SparkSession used as it is."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import schemaguard as sg
+from schemaguard.demo import build_demo_lake
+from tests.helpers import run, run_here
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("api")
+    build_demo_lake(directory)
+    return directory
+
+
+def test_the_public_names_are_exactly_those_the_readme_documents() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("<!-- api-names -->"):readme.index("<!-- /api-names -->")]
+    documented = set(re.findall(r"`sg\.(\w+)", section))
+    assert documented == set(sg.__all__)
+    for name in sg.__all__:
+        assert getattr(sg, name) is not None
+    with pytest.raises(AttributeError):
+        sg.not_a_name  # noqa: B018
+
+
+def test_scan_imports_neither_spark_nor_great_expectations(lake: Path) -> None:
+    probe = ("import sys, schemaguard as sg; r = sg.scan(sys.argv[1]); print(r.ok, len(r.versions)); "
+             "print(sorted({m.split('.')[0] for m in sys.modules}\n"
+             "             & {'pyspark', 'py4j', 'great_expectations'}))")
+    done = subprocess.run([sys.executable, "-c", probe, str(lake / "orders")], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True 4", "[]"]
+
+
+def test_scan_is_the_command_and_its_result_is_usable_in_place(lake: Path) -> None:
+    result = sg.scan(str(lake / "orders"))
+    command = json.loads(run("scan", str(lake / "orders"), "--format", "json").stdout)
+    assert result.to_dict() == command
+    files = command["counts"]["files"]
+    assert (result.ok, result.exit_code, len(result.versions), len(result.files)) == (True, 0, 4, files)
+    assert [f.code for f in result.findings] == [f["code"] for f in command["findings"]]
+    assert repr(result).startswith("<ScanResult ok: ") and "\n" not in repr(result)
+    frame = result.to_pandas()
+    assert list(frame["code"]) == [f["code"] for f in command["findings"]]
+    assert "<h3>schemaguard scan: " in result._repr_html_()
+    result.raise_for_status()  # a scan reports; it does not fail
+
+
+def test_schemas_given_as_objects(tmp_path: Path) -> None:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    old = StructType([StructField("id", LongType(), False), StructField("name", StringType())])
+    new = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string()),
+                     pa.field("extra", pa.int32())])
+    assert sg.compare(old, new, profile="spark-read").ok
+    moved = sg.compare(new, pa.schema([pa.field("id", pa.int32())]), profile="spark-read")
+    assert not moved.ok and moved.exit_code == 1
+    assert [p["path"] for p in moved.rows()] == ["id"]
+    with pytest.raises(sg.ChecksFailed, match=r"schemaguard compare failed \(exit 1\): id: "):
+        moved.raise_for_status()
+    merged = sg.merge(old, new, profile="spark-merge")
+    assert merged.ok and [f["name"] for f in merged.to_dict()["merged"]["fields"]] == ["id", "name", "extra"]
+    assert sg.evolve(old, new, mode="BACKWARD", profile="spark-read").ok
+
+
+def test_bad_input_raises_the_commands_one_line(lake: Path, tmp_path: Path) -> None:
+    missing = str(tmp_path / "nowhere")
+    with pytest.raises(sg.InvalidInput) as caught:
+        sg.scan(missing)
+    said = run("scan", missing)
+    assert said.returncode == 2 and said.stderr.strip() == f"schemaguard: error: {caught.value}"
+    with pytest.raises(sg.InvalidInput, match="--profile 'nope' is not one of"):
+        sg.compare(str(lake / "orders"), str(lake / "orders"), profile="nope")
+    with pytest.raises(sg.InvalidInput, match="check: name at least one proof"):
+        sg.check(str(lake / "orders"))
+    assert issubclass(sg.InvalidInput, sg.SchemaGuardError)
+    assert issubclass(sg.ChecksFailed, sg.SchemaGuardError)
+
+
+# ---------------------------------------------------------------------------------------------
+# On the caller's SparkSession (the tests' session: its own warehouse, catalog and app name)
+
+
+def settings(spark: Any) -> tuple[dict[str, str], dict[str, str]]:
+    return dict(spark.sparkContext.getConf().getAll()), dict(spark.conf.getAll)
+
+
+def test_check_plan_and_audit_on_the_callers_session(spark: Any, lake: Path, tmp_path: Path) -> None:
+    spark.sql("CREATE DATABASE IF NOT EXISTS api")
+    spark.sql("DROP TABLE IF EXISTS api.parcels")
+    spark.sql("CREATE TABLE api.parcels (id BIGINT, weight DOUBLE) USING delta")
+    spark.sql("INSERT INTO api.parcels VALUES (1, 1.5)")
+    # The test's own writes first (a Delta commit records its version in the session's conf), and
+    # Spark's own first catalog use (it qualifies spark.sql.warehouse.dir): then the snapshot.
+    before = settings(spark)
+    assert spark.sparkContext.appName == "schemaguard-tests"
+    orders = str(lake / "orders")
+
+    checked = sg.check(orders, not_null=["id"], agree=["amount_cents = amount * 100"], spark=spark,
+                       since="2024-01-31")
+    command = json.loads(run_here("check", orders, "--not-null", "id", "--agree",
+                                  "amount_cents = amount * 100", "--since", "2024-01-31", "--format",
+                                  "json").stdout)
+    assert checked.to_dict() == command
+    assert checked.exit_code == command["exit_code"] == 1  # the cents were dropped on one day
+    assert [r.proof.kind for r in checked.proofs] == ["not-null", "agree"]
+    frame = checked.to_spark(spark)
+    assert sorted(r["verdict"] for r in frame.collect()) == ["proven", "refuted"]
+    with pytest.raises(sg.ChecksFailed, match="agree amount_cents = amount \\* 100: refuted"):
+        checked.raise_for_status()
+
+    rename = "ALTER TABLE api.parcels RENAME COLUMN weight TO weight_kg"
+    planned = sg.plan(table="api.parcels", spark_catalog=True, ddl=rename, spark=spark)
+    same = json.loads(run_here("plan", "--table", "api.parcels", "--spark-catalog", "--ddl", rename,
+                               "--format", "json").stdout)
+    assert planned.to_dict() == same
+    assert planned.exit_code == 1 and planned.steps[0].kind == "expand"
+    assert planned._repr_html_().startswith("<!doctype html>")
+
+    conf = tmp_path / "audit.toml"
+    conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n[catalog]\ndatabase = "api_reports"\n'
+                    f'[[tables]]\nname = "orders"\npath = "{orders}"\n')
+    audited = sg.audit(conf, spark=spark, run_id="api-run-1")
+    assert not audited.ok and audited.exit_code == 1  # the demo lake fails its audit
+    with pytest.raises(sg.ChecksFailed, match=r"schemaguard audit failed \(exit 1\): orders: "):
+        audited.raise_for_status()
+    written = spark.sql("SELECT run_id, exit_code FROM api_reports.runs").collect()
+    assert [(r["run_id"], r["exit_code"]) for r in written] == [("api-run-1", 1)]  # in this session's catalog
+    clean = tmp_path / "clean"
+    sg.scan(orders)  # reads nothing into the clean table
+    pa_table = pa.table({"id": pa.array([1, 2], pa.int64())})
+    clean.mkdir()
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa_table, clean / "part-0.parquet")
+    sg.audit([str(clean)], spark=spark, catalog=False, reports=False).raise_for_status()  # passes: no raise
+
+    after = settings(spark)
+    for kind, was, now in zip(("SparkConf", "session conf"), before, after, strict=True):
+        changed = {k: (was.get(k), now.get(k)) for k in was.keys() | now.keys() if was.get(k) != now.get(k)}
+        assert not changed, (kind, changed)  # the session's configuration as it was
+    assert not spark.sparkContext._jsc.sc().isStopped()  # and still running
+
+
+def test_the_readme_python_examples_run_as_written(lake: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import doctest
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Python: `import schemaguard as sg`"):readme.index("### API reference")]
+    code = "\n".join(re.findall(r"```python\n(.*?)```", section, flags=re.S))
+    (tmp_path / ".demo").mkdir()
+    (tmp_path / ".demo" / "lake").symlink_to(lake)
+    monkeypatch.chdir(tmp_path)
+    test = doctest.DocTestParser().get_doctest(code, {}, "README Python", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert len(test.examples) >= 15
