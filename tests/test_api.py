@@ -142,8 +142,13 @@ def test_check_plan_and_audit_on_the_callers_session(spark: Any, lake: Path, tmp
         audited.raise_for_status()
     written = spark.sql("SELECT run_id, exit_code FROM api_reports.runs").collect()
     assert [(r["run_id"], r["exit_code"]) for r in written] == [("api-run-1", 1)]  # in this session's catalog
+    findings, proofs = audited.to_spark(spark), audited.to_pandas("proofs")
+    assert findings.count() == len(audited.findings) and proofs.empty  # the configuration declares no proof
+    with pytest.raises(sg.InvalidInput, match="'nope' is not one of this result's tables: findings, proofs"):
+        audited.to_pandas("nope")
+    by_name = sg.scan("api.parcels", spark=spark)  # a name of this session's catalog
+    assert by_name.table.table_format == "delta"
     clean = tmp_path / "clean"
-    sg.scan(orders)  # reads nothing into the clean table
     pa_table = pa.table({"id": pa.array([1, 2], pa.int64())})
     clean.mkdir()
     import pyarrow.parquet as pq

@@ -232,6 +232,13 @@ def timestamp_of(text: str) -> float:
 # The public functions
 
 
+def _located(location: str, spark: Any, spark_catalog: bool) -> str:
+    """A table's location: a name of the Spark session's catalog is looked up there (always with
+    `spark_catalog`; with a caller's `spark`, when no such path exists)."""
+    by_name = spark_catalog or (spark is not None and _catalog_name(location) and not Path(location).exists())
+    return catalog_location(location, spark) if by_name else location
+
+
 def scan(location: str, *, spark: Any = None, engine: str = "auto", format_hint: str = "auto",
          version: int | None = None, timestamp: str | None = None, include_unreferenced: bool = False,
          catalog: str | None = None, catalog_uri: str | None = None, max_files: int = 1000,
@@ -245,8 +252,9 @@ def scan(location: str, *, spark: Any = None, engine: str = "auto", format_hint:
 
     how = ReadOptions(choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
                       timestamp_of(timestamp) if timestamp is not None else None, include_unreferenced)
-    table = read_table(location, spark=spark, engine=engine, how=how,
-                       catalog=catalog_ref(catalog, catalog_uri), progress=progress)
+    ref = catalog_ref(catalog, catalog_uri)
+    where = location if ref is not None else _located(location, spark, False)
+    table = read_table(where, spark=spark, engine=engine, how=how, catalog=ref, progress=progress)
     return ScanResult(table, summarize(table.location, table), tuple(run_checks(table)), max_files)
 
 
@@ -310,7 +318,8 @@ def gate(location: str, *, allow_quiet: bool = False, spark: Any = None, progres
     from schemaguard.checks.gate import evaluate_gate
     from schemaguard.results import GateResult
 
-    return GateResult(evaluate_gate(read_table(location, spark=spark, progress=progress), allow_quiet))
+    read = read_table(_located(location, spark, False), spark=spark, progress=progress)
+    return GateResult(evaluate_gate(read, allow_quiet))
 
 
 def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str] = (),
@@ -338,8 +347,9 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
         raise UsageError("check: name at least one proof (--not-null, --backfilled, --agree, --fits, "
                          "--values, --unit-drift)")
     how = ReadOptions(version=version, timestamp=timestamp_of(timestamp) if timestamp is not None else None)
-    location = catalog_location(table, spark) if spark_catalog else table
-    read = read_table(location, how=how, catalog=catalog_ref(catalog, catalog_uri))
+    ref = catalog_ref(catalog, catalog_uri)
+    where = table if ref is not None else _located(table, spark, spark_catalog)
+    read = read_table(where, how=how, catalog=ref)
     scope = Scope(tuple((partitions or {}).items()), since, until)
     factory = spark_factory("schemaguard-check", spark, announce)
     with kept_conf(spark):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schemaguard.errors import ChecksFailed
+from schemaguard.errors import ChecksFailed, InvalidInput
 
 if TYPE_CHECKING:
     from schemaguard.checks.compare import CompareReport, EvolveReport, MergeReport
@@ -55,6 +55,18 @@ class Result:
         """The result's main table as JSON rows (the `--format json` entries)."""
         return []
 
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """Every table of rows the result holds, by name; the first is `rows()`."""
+        return {"rows": self.rows()}
+
+    def _table(self, which: str | None) -> list[dict[str, Any]]:
+        tables = self.tables()
+        if which is None:
+            return next(iter(tables.values()))
+        if which not in tables:
+            raise InvalidInput(f"{which!r} is not one of this result's tables: {', '.join(tables)}")
+        return tables[which]
+
     def failing(self) -> list[str]:
         """What makes the result fail, one line each (empty when it passes)."""
         return []
@@ -62,14 +74,15 @@ class Result:
     def summary(self) -> str:
         return f"exit {self.exit_code}"
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self, which: str | None = None) -> Any:
+        """A table of rows (`tables()`; the main one by default) as a pandas DataFrame."""
         import pandas as pd  # type: ignore[import-untyped]  # (only where pandas is installed)
 
-        return pd.DataFrame(self.rows())
+        return pd.DataFrame(self._table(which))
 
-    def to_spark(self, spark: Any) -> Any:
-        """The rows as a Spark DataFrame of the given session (nested entries kept as structs)."""
-        rows = self.rows()
+    def to_spark(self, spark: Any, which: str | None = None) -> Any:
+        """A table of rows as a Spark DataFrame of the given session (nested entries as structs)."""
+        rows = self._table(which)
         if not rows:
             from pyspark.sql.types import StructType
 
@@ -354,8 +367,13 @@ class AuditResult(Result):
         return to_json(self.run)
 
     def rows(self) -> list[dict[str, Any]]:
+        return self.tables()["findings"]
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
         doc = self.to_dict()
-        return [*({"table": t["name"], **f} for t in doc["tables"] for f in t["findings"]), *doc["findings"]]
+        return {"findings": [*({"table": t["name"], **f} for t in doc["tables"] for f in t["findings"]),
+                             *doc["findings"]],
+                "proofs": [{"table": t["name"], **p} for t in doc["tables"] for p in t["proofs"]]}
 
     def failing(self) -> list[str]:
         return [f"{f.table}: {f.code} {f.path or ''} {f.message}".replace("  ", " ")
