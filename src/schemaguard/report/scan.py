@@ -125,9 +125,9 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
         kind = f" (Delta table, snapshot v{table.delta.version})"
     elif table.iceberg is not None:
         kind = f" (Iceberg table, snapshot {table.iceberg.snapshot_id})"
-    out.print(Text.assemble((summary.name, "bold"),
+    out.print(Text.assemble((summary.name, "bold"),  # one line, however long the path: a log greps it
                             f"{kind}  {counts.files} data files, {counts.rows:,} rows, {counts.versions} "
-                            f"schema version(s), oldest first by {table.history.ordered_by}"))
+                            f"schema version(s), oldest first by {table.history.ordered_by}"), soft_wrap=True)
     if table.reuse is not None and table.reuse.ignored:
         out.print(f"the last run's cache was not used ({table.reuse.ignored}): every footer was read")
     elif counts.reused:
