@@ -111,7 +111,9 @@ def _given_schema(source: SchemaLike, spark: Any) -> Schema | None:
     if type(source).__module__.startswith("pyarrow") and hasattr(source, "names"):
         return _arrow_schema(source)
     if isinstance(source, str) and spark is not None and _catalog_name(source) and not Path(source).exists():
-        return schema_from_spark_json(spark.table(_quoted(source)).schema.json())
+        from schemaguard.auditing import catalog_table
+
+        return catalog_table(spark, source)[1]
     return None
 
 
@@ -132,10 +134,6 @@ def _catalog_name(text: str) -> bool:
 
     parts = text.split(".")
     return len(parts) in (2, 3) and all(NAME.fullmatch(p) for p in parts)
-
-
-def _quoted(name: str) -> str:
-    return ".".join(f"`{p}`" for p in name.split("."))
 
 
 def catalog_location(name: str, spark: Any = None) -> str:

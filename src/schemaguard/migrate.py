@@ -58,6 +58,11 @@ class Migration:
     table_format: str
     views: tuple[str, ...]
 
+    @property
+    def operations(self) -> list[dict[str, Any]]:
+        """The plan's operations as its JSON holds them (`kind`, `path`, `old_path`, `after`)."""
+        return [o for o in self.doc.get("operations", []) if isinstance(o, dict)]
+
 
 @dataclass(frozen=True, slots=True)
 class StepRun:
@@ -162,7 +167,7 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
     """One step, gated: entry checks now, then (with `apply`) its SQL, its exit checks, its record.
     `read_table` reads the table from disk as it is now (for the data proofs). An Iceberg table
     of an `iceberg` catalog is changed through pyiceberg's `update_schema()`."""
-    from schemaguard.report.catalog import migration_rows, record_migration
+    from schemaguard.report.catalog import migration_rows
 
     step = plan_step(m.doc, kind)
     statements = tuple(str(s) for s in step.get("sql") or ())
@@ -174,7 +179,7 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
     if verdict != "proven" or not apply:
         run = StepRun(kind, "would-apply" if verdict == "proven" else "refused", verdict, checks, statements)
         if apply:
-            _record(spark, catalog, m, run, datetime.now(UTC), record_migration)
+            _record(spark, catalog, m, run, datetime.now(UTC))
         return run
     started = datetime.now(UTC)
     if m.table_format == "iceberg":
@@ -186,13 +191,13 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
         except Exception as e:
             failed = StepRun(kind, "failed", "refuted", checks, statements, before, table_version(spark, m),
                              (f"{statement[:80]}: {first_line(e)}",))
-            _record(spark, catalog, m, failed, started, record_migration)
+            _record(spark, catalog, m, failed, started)
             raise MigrationError(f"step {kind}: {statement[:80]}: {first_line(e)}") from None
     after = table_version(spark, m)
     problems = exit_problems(m, kind, spark)
     run = StepRun(kind, "exit-check-failed" if problems else "applied", "refuted" if problems else "proven",
                   checks, statements, before, after, tuple(problems))
-    _record(spark, catalog, m, run, started, record_migration)
+    _record(spark, catalog, m, run, started)
     return run
 
 
@@ -206,8 +211,6 @@ def _iceberg_step(m: Migration, kind: str, spark: SparkSession, catalog: Catalog
                   statements: tuple[str, ...], started: datetime) -> StepRun:
     """A metadata step of an Iceberg catalog table, committed with pyiceberg; its record as any."""
     from schemaguard.lake.iceberg import load_from_catalog
-    from schemaguard.report.catalog import record_migration
-
     if ref is None:
         raise MigrationError("an Iceberg table is changed through its catalog: give --catalog or "
                              "--catalog-uri")
@@ -216,14 +219,14 @@ def _iceberg_step(m: Migration, kind: str, spark: SparkSession, catalog: Catalog
                              "and Iceberg's runtime (the plan holds it); --apply commits schema steps only")
     table = load_from_catalog(ref, m.table)
     before = table.metadata.current_schema_id
-    ops = [o for o in m.doc.get("operations", []) if isinstance(o, dict)]
+    ops = m.operations
     with table.update_schema() as update:
         for op in ops if statements else ():
             _iceberg_op(update, op)
     table = load_from_catalog(ref, m.table)
     run = StepRun(kind, "applied", "proven", checks, statements, before, table.metadata.current_schema_id,
                   ("committed with pyiceberg's update_schema()",))
-    _record(spark, catalog, m, run, started, record_migration)
+    _record(spark, catalog, m, run, started)
     return run
 
 
@@ -299,7 +302,7 @@ def exit_problems(m: Migration, kind: str, spark: SparkSession) -> list[str]:
     """What the step should have left and did not: added columns and views after `expand`, the old
     columns and views gone after `contract`."""
     columns = {f.name.lower() for f in spark.table(m.target).schema.fields}
-    ops = [o for o in m.doc.get("operations", []) if isinstance(o, dict)]
+    ops = m.operations
     problems = []
     if kind == "expand":
         added = [str(o["path"]) for o in ops if o.get("kind") in ADDED]
@@ -312,9 +315,12 @@ def exit_problems(m: Migration, kind: str, spark: SparkSession) -> list[str]:
     return problems
 
 
-def _record(spark: SparkSession, catalog: CatalogConfig, m: Migration, run: StepRun, started: datetime,
-            record: Callable[[SparkSession, CatalogConfig, dict[str, Any]], None]) -> None:
-    record(spark, catalog, {
+def _record(spark: SparkSession, catalog: CatalogConfig, m: Migration, run: StepRun,
+            started: datetime) -> None:
+    """The step's row in the catalog's `migrations` table."""
+    from schemaguard.report.catalog import record_migration
+
+    record_migration(spark, catalog, {
         "plan_id": m.plan_id, "table_name": m.table, "step": run.step, "status": run.status,
         "version_before": run.version_before, "version_after": run.version_after,
         "checks_json": json.dumps([dict(zip(("kind", "subject", "verdict", "evidence"), c, strict=True))
@@ -338,7 +344,7 @@ def rollback_statements(m: Migration, spark: SparkSession, catalog: CatalogConfi
         raise MigrationError("contract is applied: its dropped columns are gone, a rollback undoes only "
                              "the expand phase")
     drops = [f"DROP VIEW IF EXISTS {v}" for v in m.views]
-    ops = [o for o in m.doc.get("operations", []) if isinstance(o, dict)]
+    ops = m.operations
     added = [str(o["path"]) for o in ops if o.get("kind") in ADDED]
     mode = _property(spark, m.target, "delta.columnMapping.mode") if m.table_format == "delta" else "id"
     if not added or (mode or "none") != "none":
@@ -361,8 +367,6 @@ def _property(spark: SparkSession, target: str, key: str) -> str | None:
 
 
 def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, apply: bool) -> StepRun:
-    from schemaguard.report.catalog import record_migration
-
     statements, what = rollback_statements(m, spark, catalog)
     guard(statements, m)
     if not statements or not apply:
@@ -375,7 +379,7 @@ def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, appl
             raise MigrationError(f"rollback: {statement[:80]}: {first_line(e)}") from None
     run = StepRun(ROLLBACK, "applied", "proven", (), tuple(statements), before, table_version(spark, m),
                   (what,))
-    _record(spark, catalog, m, run, started, record_migration)
+    _record(spark, catalog, m, run, started)
     return run
 
 

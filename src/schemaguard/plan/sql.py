@@ -31,7 +31,7 @@ from typing import Literal
 
 from schemaguard.formats.spark_ddl import quoted, sql_type
 from schemaguard.lake.table import TableFormat, TableRead
-from schemaguard.model import Field, Schema, StructType
+from schemaguard.model import Field, Schema, StructType, fields_of
 from schemaguard.plan.ddl import retarget
 from schemaguard.plan.planner import Plan, StepKind, View
 from schemaguard.rules.changes import Operation, OpKind
@@ -120,11 +120,12 @@ def _expand(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
 def _backfill(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     """Idempotent fills, one partition range each: only rows still missing the value."""
     column = _column(op.path)
+    default = _field(new, op.path).default_json if op.kind == OpKind.ADD_REQUIRED_FIELD else None
     if op.kind == OpKind.RENAME and op.old_path:
         source = _column(op.old_path)
         base = f"UPDATE {target.name} SET {column} = {source} WHERE {column} IS NULL AND {source} IS NOT NULL"
-    elif op.kind == OpKind.ADD_REQUIRED_FIELD and _field(new, op.path).default_json is not None:
-        value = _literal(_field(new, op.path).default_json or "null")
+    elif default is not None:
+        value = _literal(default)
         base = f"UPDATE {target.name} SET {column} = {value} WHERE {column} IS NULL"
     else:
         return []
@@ -240,14 +241,8 @@ def _literal(default_json: str) -> str:
 
 
 def _field(schema: Schema, path: str) -> Field:
-    """The field at a dotted path (structs only: the plan's columns are never inside a list)."""
-    fields: tuple[Field, ...] = schema.fields
-    found: Field | None = None
-    for part in path.split("."):
-        found = next(f for f in fields if f.name == part)
-        fields = found.type.fields if isinstance(found.type, StructType) else ()
-    assert found is not None
-    return found
+    """The field at a dotted path into structs (an operation's path)."""
+    return dict(fields_of(schema))[path]
 
 
 def _definition(path: str, f: Field, new: Schema) -> str:
