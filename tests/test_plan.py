@@ -54,10 +54,10 @@ def test_the_worked_example_rename_under_name_identity() -> None:
     assert steps(plan) == [("expand", (1, 1)), ("dual-write", (1, 1)), ("backfill", (2, 2)),
                            ("move-readers", (3, 6)), ("verify-no-reads", (3, 7)), ("contract", (8, 8))]
     gates = {s.kind: [(c.kind, c.subject) for c in s.entry_checks] for s in plan.steps}
-    assert gates["move-readers"] == [("backfilled", "weight_kg"), ("agree", "weight = weight_kg")]
+    assert gates["move-readers"] == [("backfilled", "weight_kg from weight"), ("agree", "weight = weight_kg")]
     assert gates["contract"] == [("no-reads", "weight")]
     commands = {c.kind: c.command for c in plan.checks}
-    assert commands == {"backfilled": "schemaguard check lake/shipments --backfilled weight_kg",
+    assert commands == {"backfilled": 'schemaguard check lake/shipments --backfilled "weight_kg from weight"',
                         "agree": 'schemaguard check lake/shipments --agree "weight = weight_kg"',
                         "no-reads": None}
     assert all(c.status == "not-run" for c in plan.checks)
@@ -70,7 +70,7 @@ def test_a_rename_keeps_its_whole_expand_contract_whatever_the_deploy_order(orde
     assert [s.kind for s in plan.steps] == ["expand", "dual-write", "backfill", "move-readers",
                                             "verify-no-reads", "contract"]
     assert [(c.kind, c.subject) for c in plan.checks] == [
-        ("backfilled", "weight_kg"), ("agree", "weight = weight_kg"), ("no-reads", "weight")]
+        ("backfilled", "weight_kg from weight"), ("agree", "weight = weight_kg"), ("no-reads", "weight")]
 
 
 def test_without_rename_the_diff_shows_drop_and_add_with_the_suggestion() -> None:

@@ -332,12 +332,12 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
     Expectations) where they cannot decide. `fits` takes `COL:TYPE`; `values` maps a column to its
     allowed values. A table name of the session's catalog needs `spark_catalog=True`."""
     from schemaguard.lake.table import ReadOptions
-    from schemaguard.proofs import Proof
+    from schemaguard.proofs import Proof, proof_of
     from schemaguard.proofs.run import Scope, run_proofs
     from schemaguard.report.check import CheckReport
     from schemaguard.results import CheckResult
 
-    proofs = [*(Proof("not-null", c) for c in not_null), *(Proof("backfilled", c) for c in backfilled),
+    proofs = [*(Proof("not-null", c) for c in not_null), *(proof_of("backfilled", c) for c in backfilled),
               *(Proof("agree", e) for e in agree), *(fits_proof(f) for f in fits),
               *(Proof("values", c, allowed=tuple(a)) for c, a in (values or {}).items()),
               *(Proof("unit-drift", c) for c in unit_drift)]
@@ -384,11 +384,16 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     from schemaguard.plan.ddl import apply_ddl, parse_ddl
     from schemaguard.plan.evidence import Evidence, judge, read_evidence
     from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard.plan.sql import check_view_name
     from schemaguard.results import PlanResult
     from schemaguard.rules.profiles import PROFILES
 
     order = choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
     chosen = tuple(choice(p, list(PROFILE_NAMES), "--profile") for p in profiles)
+    try:
+        check_view_name(view_name)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     declared = tuple((renames or {}).items())
     durations = Durations()
     if conf is not None:
@@ -447,8 +452,6 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
         from schemaguard.plan.sql import sql_target, with_sql
 
         used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
-        if "{table}" not in view_name or "{version}" not in view_name:
-            raise UsageError(f"--view-name {view_name!r}: give both {{table}} and {{version}}")
         by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path
         given = tuple(st.text for st in change.statements) if change else ()
         target = sql_target(read, table, by_name, given, used, view_name)

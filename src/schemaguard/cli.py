@@ -481,15 +481,17 @@ def migrate(
     kinds = [] if action in ("status", "rollback") else migrating.steps_of(action, m, step)
     reports = load_config(conf).catalog if conf is not None else CatalogConfig()
     iceberg = api.catalog_ref(catalog, catalog_uri)
-    from schemaguard.spark import get_spark
+    from schemaguard.report.catalog import MIGRATIONS, migration_rows, migration_rows_from_log
+    from schemaguard.spark import embedded_table_location, get_spark
 
+    records = embedded_table_location(reports.catalog, reports.database, MIGRATIONS)
+    if action == "status" and records is not None:  # the table's log read directly: no Spark
+        _show_status(m, migration_rows_from_log(records, m.plan_id))
     _status("starting Spark (a migration step runs its checks and SQL through it)")
     spark = get_spark("schemaguard-migrate")
-    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     if action == "status":
-        for kind, state in migrating.status(m, spark, reports):
-            typer.echo(f"  {kind:<16} {state}")
-        raise typer.Exit(0)
+        _show_status(m, migration_rows(spark, reports, m.plan_id))
+    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     if action == "rollback":
         _show_run(migrating.run_rollback(m, spark, reports, apply), apply)
         raise typer.Exit(0)
@@ -508,6 +510,18 @@ def migrate(
         if run.status not in ("applied", "already-applied"):
             break  # a later step never runs after one that did not
     raise typer.Exit(worst)
+
+
+def _show_status(m: Any, rows: list[dict[str, Any]]) -> NoReturn:
+    """Each step's status as the `migrations` records tell it, then exit 0."""
+    from schemaguard import migrate as migrating
+
+    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
+    for s in migrating.status(m, rows):
+        versions = ("" if s.version_before is None
+                    else f" (table version {s.version_before} -> {s.version_after})")
+        typer.echo(f"  {s.step:<16} {s.status}{versions}")
+    raise typer.Exit(0)
 
 
 def _show_run(run: Any, apply: bool) -> None:

@@ -21,7 +21,7 @@ from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.notation import parse_primitive
 from schemaguard.names import Identity
 from schemaguard.plan.planner import Durations
-from schemaguard.proofs import Proof, ProofKind
+from schemaguard.proofs import Proof, ProofKind, proof_of
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES
 
@@ -277,7 +277,7 @@ def _proofs(t: dict[str, Any], where: str) -> tuple[Proof, ...]:
     kinds: tuple[tuple[str, ProofKind], ...] = (
         ("not_null", "not-null"), ("backfilled", "backfilled"), ("agree", "agree"),
         ("unit_drift", "unit-drift"))
-    out = [Proof(kind, c) for key, kind in kinds for c in _strings(t.get(key, []), f"{where} {key}")]
+    out = [proof_of(kind, c) for key, kind in kinds for c in _strings(t.get(key, []), f"{where} {key}")]
     for text in _strings(t.get("fits", []), f"{where} fits"):
         column, sep, target = text.partition(":")
         if not sep or not column or not target:

@@ -14,6 +14,15 @@ what that discards.
 
 Every statement is checked against the plan before anything runs: it may alter, update or merge
 into the plan's table, and create or drop the plan's views; anything else is refused.
+
+A step killed at any moment can be finished or undone. Before its first statement the step is
+recorded `started` with the table's version; each statement either is idempotent (views made
+with OR REPLACE or dropped IF EXISTS, a backfill that fills only rows still missing the value)
+or is skipped when the table already shows its effect (a column added, dropped or renamed, a
+constraint or table property in place). So a rerun of a `started` step finishes it, keeping the
+version recorded before its first statement, and `rollback` undoes a started expand as an
+applied one. Each Delta statement commits atomically: the table is at the version before or
+after each statement, never inside one.
 """
 
 from __future__ import annotations
@@ -21,16 +30,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
+from schemaguard.formats.spark_ddl import column_ref
+from schemaguard.model import Schema, fields_of, join, parent_and_name, parts
 from schemaguard.plan.gate import plan_step, read_plan
 from schemaguard.plan.planner import DATA_PROOFS
-from schemaguard.proofs import EXIT_CODES, Proof, Verdict, overall
+from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,6 +50,9 @@ if TYPE_CHECKING:
 
 ACTIONS = ("start", "step", "complete", "rollback", "status")
 ROLLBACK = "rollback"
+# What a step's records may say: written before its first statement, and after its last.
+STARTED, APPLIED, FAILED = "started", "applied", "failed"
+WROTE = (STARTED, APPLIED, FAILED, "exit-check-failed")  # a step that may have changed the table
 ADDED = ("rename", "add_optional_field", "add_required_field")  # operations whose expand adds a column
 
 
@@ -88,6 +102,9 @@ class StepRun:
 def load_migration(plan_file: Path) -> Migration:
     doc = read_plan(plan_file)
     table, target, fmt = doc.get("table"), doc.get("target"), doc.get("table_format")
+    if isinstance(table, str) and not isinstance(target, str):
+        raise UsageError(f"--plan {plan_file}: its table {table} is a Parquet folder, which has no DDL: its "
+                         "steps are made by its writers and readers, and carry no SQL to run")
     if not isinstance(table, str) or not isinstance(target, str) or not isinstance(fmt, str):
         raise UsageError(f"--plan {plan_file}: written without --table, so its steps carry no SQL to run")
     what = {"table": table, "target": target,
@@ -131,19 +148,12 @@ def guard(statements: Sequence[str], m: Migration) -> None:
 
 def written(statement: str) -> tuple[str, str]:
     """What one statement writes: ("table" | "view", its normalised name)."""
-    import sqlglot
     from sqlglot import exp
-
-    from schemaguard.errors import quiet_logger
 
     restore = statement.upper().rfind(" TO VERSION AS OF ")
     if statement.upper().startswith("RESTORE TABLE ") and restore > 0:  # Delta's own: sqlglot has no RESTORE
         return "table", _norm(statement[len("RESTORE TABLE "):restore])
-    try:
-        with quiet_logger("sqlglot"):
-            tree = sqlglot.parse_one(statement, read="spark")
-    except sqlglot.errors.ParseError:
-        raise MigrationError(f"a step's statement does not parse as Spark SQL: {statement[:80]}") from None
+    tree = _parsed(statement)
     if isinstance(tree, exp.Alter | exp.Update | exp.Merge):
         return "table", _norm(tree.this.sql(dialect="spark"))
     if isinstance(tree, exp.Create | exp.Drop) and str(tree.args.get("kind", "")).upper() == "VIEW":
@@ -153,8 +163,72 @@ def written(statement: str) -> tuple[str, str]:
     raise MigrationError(f"a step's statement is not one a migration step runs: {statement[:80]}")
 
 
+def _parsed(statement: str) -> Any:
+    """One statement as sqlglot parses it; any error of its tokenizer or parser is one line."""
+    import sqlglot
+
+    from schemaguard.errors import quiet_logger
+
+    try:
+        with quiet_logger("sqlglot"):
+            return sqlglot.parse_one(statement, read="spark")
+    except sqlglot.errors.SqlglotError as e:
+        raise MigrationError(f"a step's statement does not parse as Spark SQL ({first_line(e)}): "
+                             f"{statement[:80]}") from None
+
+
 def _norm(name: str) -> str:
     return name.replace("`", "").strip().lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# What the table shows already: a statement whose effect is there is not run again
+
+
+@dataclass(frozen=True, slots=True)
+class TableNow:
+    """The table as it is: its columns (lower-cased paths) and table properties."""
+
+    columns: frozenset[str]
+    properties: dict[str, str]
+
+    def has(self, path: str) -> bool:
+        return path.lower() in self.columns
+
+
+def table_now(spark: SparkSession, m: Migration) -> TableNow:
+    from schemaguard.formats.spark import schema_from_spark_json
+
+    schema: Schema = schema_from_spark_json(spark.table(m.target).schema.json())
+    rows = spark.sql(f"SHOW TBLPROPERTIES {m.target}").collect() if m.table_format == "delta" else []
+    return TableNow(frozenset(p.lower() for p, _ in fields_of(schema)),
+                    {str(r["key"]): str(r["value"]) for r in rows})
+
+
+def already_done(statement: str, now: TableNow) -> bool:
+    """Whether the table already shows what `statement` does (a non-idempotent DDL statement a
+    killed run committed). Views, updates and the other idempotent statements always run."""
+    from sqlglot import exp
+
+    from schemaguard.plan.ddl import column_path, dropped_paths
+
+    tree = _parsed(statement)
+    if not isinstance(tree, exp.Alter):
+        return False
+    action = (tree.args.get("actions") or [None])[0]
+    if isinstance(action, exp.Schema | exp.ColumnDef):  # ADD COLUMNS
+        defs = action.expressions if isinstance(action, exp.Schema) else [action]
+        return all(now.has(column_path(d.this)) for d in defs)
+    if isinstance(action, exp.Drop) and action.args.get("kind") in ("COLUMN", "COLUMNS"):
+        return not any(now.has(path) for path in dropped_paths(action))
+    if isinstance(action, exp.RenameColumn):
+        old = column_path(action.this)
+        return not now.has(old) and now.has(join(parent_and_name(old)[0], action.args["to"].name))
+    if isinstance(action, exp.AddConstraint):
+        return all(f"delta.constraints.{c.name.lower()}" in now.properties for c in action.expressions)
+    if isinstance(action, exp.AlterSet):
+        return all(now.properties.get(p.name) == p.args["value"].name for p in action.find_all(exp.Property))
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,39 +240,56 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
              iceberg: CatalogRef | None = None) -> StepRun:
     """One step, gated: entry checks now, then (with `apply`) its SQL, its exit checks, its record.
     `read_table` reads the table from disk as it is now (for the data proofs). An Iceberg table
-    of an `iceberg` catalog is changed through pyiceberg's `update_schema()`."""
+    of an `iceberg` catalog is changed through pyiceberg's `update_schema()`. A step recorded
+    `started` (a run killed inside it) is finished: its entry checks held when it started."""
     from schemaguard.report.catalog import migration_rows
 
     step = plan_step(m.doc, kind)
     statements = tuple(str(s) for s in step.get("sql") or ())
     guard(statements, m)
-    if kind in _applied(migration_rows(spark, catalog, m.plan_id)):
-        return StepRun(kind, "already-applied", "proven", (), statements)
-    checks = entry_checks(step, read_table, spark_factory)
+    state = step_states(migration_rows(spark, catalog, m.plan_id)).get(kind)
+    if state is not None and state.status == APPLIED:
+        return StepRun(kind, "already-applied", "proven", (), statements, state.version_before,
+                       state.version_after)
+    resuming = state is not None and state.status == STARTED
+    checks = state.checks if resuming and state is not None else entry_checks(step, read_table, spark_factory)
     verdict = overall(v for _, _, v, _ in checks)  # type: ignore[misc]
     if verdict != "proven" or not apply:
         run = StepRun(kind, "would-apply" if verdict == "proven" else "refused", verdict, checks, statements)
         if apply:
             _record(spark, catalog, m, run, datetime.now(UTC))
         return run
-    started = datetime.now(UTC)
+    started = state.started_at if resuming and state is not None else datetime.now(UTC)
+    before = state.version_before if resuming and state is not None else _version(spark, m, iceberg)
+    if not resuming:  # the record comes first: a kill from here on leaves a step `started`
+        _record(spark, catalog, m, StepRun(kind, STARTED, "proven", checks, statements, before), started)
+    notes = ("resumed: the step was started before and not finished",) if resuming else ()
     if m.table_format == "iceberg":
-        return _iceberg_step(m, kind, spark, catalog, iceberg, checks, statements, started)
-    before = table_version(spark, m)
-    for statement in statements:
-        try:
-            spark.sql(statement)
-        except Exception as e:
-            failed = StepRun(kind, "failed", "refuted", checks, statements, before, table_version(spark, m),
-                             (f"{statement[:80]}: {first_line(e)}",))
-            _record(spark, catalog, m, failed, started)
-            raise MigrationError(f"step {kind}: {statement[:80]}: {first_line(e)}") from None
-    after = table_version(spark, m)
+        return _iceberg_step(m, kind, spark, catalog, iceberg, checks, statements, started, before, notes)
+    _run_statements(spark, catalog, m, StepRun(kind, FAILED, "refuted", checks, statements, before), started)
+    after = _version(spark, m, iceberg)
     problems = exit_problems(m, kind, spark)
-    run = StepRun(kind, "exit-check-failed" if problems else "applied", "refuted" if problems else "proven",
-                  checks, statements, before, after, tuple(problems))
+    run = StepRun(kind, "exit-check-failed" if problems else APPLIED, "refuted" if problems else "proven",
+                  checks, statements, before, after, (*notes, *problems))
     _record(spark, catalog, m, run, started)
     return run
+
+
+def _run_statements(spark: SparkSession, catalog: CatalogConfig, m: Migration, failed: StepRun,
+                    started: datetime) -> None:
+    """A step's statements in order, each skipped when the table already shows its effect. Any
+    failure (sqlglot, analysis, a Delta conflict ...) is recorded as `failed` (the record
+    `failed` holds, with the reason) and raised as one line."""
+    for statement in failed.statements:
+        try:
+            if not already_done(statement, table_now(spark, m)):
+                spark.sql(statement)
+        except Exception as e:
+            reason = f"{statement[:80]}: {first_line(e)}"
+            now = table_version(spark, m)
+            _record(spark, catalog, m, replace(failed, version_after=now, notes=(reason,)), started)
+            raise MigrationError(f"step {failed.step} failed (recorded; run it again, or roll back): "
+                                 f"{reason}") from None
 
 
 # Iceberg through pyiceberg: the schema operations a metadata step is made of (Iceberg's
@@ -208,8 +299,10 @@ ICEBERG_PROMOTIONS = {"int64": "long", "float64": "double"}  # a widening's targ
 
 def _iceberg_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfig,
                   ref: CatalogRef | None, checks: tuple[tuple[str, str, str, str], ...],
-                  statements: tuple[str, ...], started: datetime) -> StepRun:
-    """A metadata step of an Iceberg catalog table, committed with pyiceberg; its record as any."""
+                  statements: tuple[str, ...], started: datetime, before: int | None,
+                  notes: tuple[str, ...]) -> StepRun:
+    """A metadata step of an Iceberg catalog table, committed with pyiceberg in one commit (an
+    operation the schema already shows is left out); its record as any."""
     from schemaguard.lake.iceberg import load_from_catalog
     if ref is None:
         raise MigrationError("an Iceberg table is changed through its catalog: give --catalog or "
@@ -218,48 +311,89 @@ def _iceberg_step(m: Migration, kind: str, spark: SparkSession, catalog: Catalog
         raise MigrationError(f"step {kind} on an Iceberg table writes data or views: run its SQL with Spark "
                              "and Iceberg's runtime (the plan holds it); --apply commits schema steps only")
     table = load_from_catalog(ref, m.table)
-    before = table.metadata.current_schema_id
-    ops = m.operations
-    with table.update_schema() as update:
-        for op in ops if statements else ():
-            _iceberg_op(update, op)
+    columns = _iceberg_columns(table)
+    pending = [op for op in m.operations if statements and not _iceberg_done(op, columns)]
+    if pending:
+        with table.update_schema() as update:
+            for op in pending:
+                _iceberg_op(update, op)
     table = load_from_catalog(ref, m.table)
-    run = StepRun(kind, "applied", "proven", checks, statements, before, table.metadata.current_schema_id,
-                  ("committed with pyiceberg's update_schema()",))
+    run = StepRun(kind, APPLIED, "proven", checks, statements, before, table.metadata.current_schema_id,
+                  (*notes, "committed with pyiceberg's update_schema()" if pending else
+                   "the table's schema already shows the step: nothing committed"))
     _record(spark, catalog, m, run, started)
     return run
+
+
+def _iceberg_columns(table: Any) -> frozenset[str]:
+    """Every struct field of an Iceberg table's current schema as a lower-cased model path."""
+    from schemaguard.formats.iceberg import iceberg_schema
+
+    schema = iceberg_schema(table.schema().model_dump(by_alias=True, mode="json"))
+    return frozenset(p.lower() for p, _ in fields_of(schema))
+
+
+def _iceberg_done(op: dict[str, Any], columns: frozenset[str]) -> bool:
+    """Whether the schema already shows an operation (a killed run committed it unrecorded)."""
+    kind, path, old = str(op["kind"]), str(op["path"]).lower(), str(op.get("old_path") or "").lower()
+    if kind == "rename" and old:
+        return old not in columns and path in columns
+    if kind == "drop_field":
+        return path not in columns
+    return False  # make optional and widen commit the same schema again: harmless
 
 
 def _iceberg_op(update: Any, op: dict[str, Any]) -> None:
     from pyiceberg.types import DecimalType, DoubleType, LongType
 
     kind, path, old = str(op["kind"]), str(op["path"]), op.get("old_path")
+    names = parts(path)
     if kind == "rename" and old:
-        update.rename_column(tuple(str(old).split(".")), path.rsplit(".", 1)[-1])
+        update.rename_column(parts(str(old)), names[-1])
     elif kind == "drop_field":
-        update.delete_column(tuple(path.split(".")))
+        update.delete_column(names)
     elif kind == "nullability_relaxed":
-        update.make_column_optional(tuple(path.split(".")))
+        update.make_column_optional(names)
     elif kind == "widen_type" and str(op.get("after")) in ICEBERG_PROMOTIONS:
-        update.update_column(tuple(path.split(".")), {"long": LongType(), "double": DoubleType()}[
+        update.update_column(names, {"long": LongType(), "double": DoubleType()}[
             ICEBERG_PROMOTIONS[str(op["after"])]])
     elif kind == "widen_type" and str(op.get("after", "")).startswith("decimal("):
         precision, scale = str(op["after"])[len("decimal("):-1].split(",")
-        update.update_column(tuple(path.split(".")), DecimalType(int(precision), int(scale)))
+        update.update_column(names, DecimalType(int(precision), int(scale)))
     else:
         raise MigrationError(f"{kind} {path}: not a metadata change pyiceberg commits here; run the step's "
                              "SQL with Spark and Iceberg's runtime")
 
 
-def _applied(rows: Sequence[dict[str, Any]]) -> set[str]:
-    """Steps applied since the last rollback."""
-    done: set[str] = set()
+@dataclass(frozen=True, slots=True)
+class StepState:
+    """A step's latest record since the last applied rollback."""
+
+    status: str
+    version_before: int | None
+    version_after: int | None
+    started_at: datetime
+    checks: tuple[tuple[str, str, str, str], ...]
+
+
+def step_states(rows: Sequence[dict[str, Any]]) -> dict[str, StepState]:
+    """Each step's latest record, oldest rows first; an applied rollback clears the steps before
+    it. A step's `started` row keeps the version before its first statement, which the rows
+    after it (a resumed run's) carry on."""
+    states: dict[str, StepState] = {}
     for r in rows:
-        if r["step"] == ROLLBACK and r["status"] == "applied":
-            done.clear()
-        elif r["status"] == "applied":
-            done.add(r["step"])
-    return done
+        if r["step"] == ROLLBACK and r["status"] == APPLIED:
+            states.clear()
+            continue
+        earlier = states.get(r["step"])
+        resumed = earlier is not None and earlier.status == STARTED and r["status"] != STARTED
+        checks = tuple(tuple(str(c.get(k, "")) for k in ("kind", "subject", "verdict", "evidence"))
+                       for c in json.loads(r.get("checks_json") or "[]"))
+        states[r["step"]] = StepState(
+            r["status"], earlier.version_before if resumed and earlier else r["version_before"],
+            r["version_after"], earlier.started_at if resumed and earlier else r["started_at"],
+            checks)  # type: ignore[arg-type]
+    return states
 
 
 def entry_checks(step: dict[str, Any], read_table: Callable[[], Any],
@@ -270,7 +404,7 @@ def entry_checks(step: dict[str, Any], read_table: Callable[[], Any],
 
     checks = [c for c in step.get("entry_checks") or () if isinstance(c, dict)]
     data = [c for c in checks if c.get("kind") in DATA_PROOFS]
-    results = run_proofs(read_table(), [_proof(str(c["kind"]), str(c["subject"])) for c in data],
+    results = run_proofs(read_table(), [proof_of(c["kind"], str(c["subject"])) for c in data],
                          spark=spark_factory) if data else []
     out: list[tuple[str, str, str, str]] = [
         (str(c["kind"]), str(c["subject"]), r.verdict, r.why or "")
@@ -283,13 +417,6 @@ def entry_checks(step: dict[str, Any], read_table: Callable[[], Any],
     return tuple(out)
 
 
-def _proof(kind: str, subject: str) -> Proof:
-    if kind == "fits":
-        column, _, target = subject.partition(":")
-        return Proof("fits", column, target=target)
-    return Proof(kind, subject)  # type: ignore[arg-type]
-
-
 def table_version(spark: SparkSession, m: Migration) -> int | None:
     """The table's version now: Delta's latest commit (None for other formats)."""
     if m.table_format != "delta":
@@ -298,19 +425,28 @@ def table_version(spark: SparkSession, m: Migration) -> int | None:
     return int(rows[0]["version"]) if rows else None
 
 
+def _version(spark: SparkSession, m: Migration, ref: CatalogRef | None) -> int | None:
+    """Delta's latest commit, or an Iceberg catalog table's current schema id."""
+    if m.table_format == "iceberg" and ref is not None:
+        from schemaguard.lake.iceberg import load_from_catalog
+
+        return int(load_from_catalog(ref, m.table).metadata.current_schema_id)
+    return table_version(spark, m)
+
+
 def exit_problems(m: Migration, kind: str, spark: SparkSession) -> list[str]:
     """What the step should have left and did not: added columns and views after `expand`, the old
     columns and views gone after `contract`."""
-    columns = {f.name.lower() for f in spark.table(m.target).schema.fields}
+    now = table_now(spark, m)
     ops = m.operations
     problems = []
     if kind == "expand":
         added = [str(o["path"]) for o in ops if o.get("kind") in ADDED]
-        problems += [f"{c} is not in the table" for c in added if c.split(".")[0].lower() not in columns]
+        problems += [f"{c} is not in the table" for c in added if not now.has(c)]
         problems += [f"view {v} does not exist" for v in m.views if not spark.catalog.tableExists(v)]
     if kind == "contract":
         gone = [str(o.get("old_path") or o["path"]) for o in ops if o.get("kind") in ("rename", "drop_field")]
-        problems += [f"{c} is still in the table" for c in gone if "." not in c and c.lower() in columns]
+        problems += [f"{c} is still in the table" for c in gone if now.has(c)]
         problems += [f"view {v} still exists" for v in m.views if spark.catalog.tableExists(v)]
     return problems
 
@@ -334,62 +470,74 @@ def _record(spark: SparkSession, catalog: CatalogConfig, m: Migration, run: Step
 
 
 def rollback_statements(m: Migration, spark: SparkSession, catalog: CatalogConfig) -> tuple[list[str], str]:
-    """What undoes the expand phase, and what it discards, said before it runs."""
+    """What undoes the expand phase (applied, or started and killed), and what it discards, said
+    before it runs."""
+    from schemaguard.plan.sql import view_sql
     from schemaguard.report.catalog import migration_rows
 
-    done = _applied(migration_rows(spark, catalog, m.plan_id))
-    if "expand" not in done:
-        return [], "nothing to roll back: expand is not applied"
-    if "contract" in done:
-        raise MigrationError("contract is applied: its dropped columns are gone, a rollback undoes only "
-                             "the expand phase")
-    drops = [f"DROP VIEW IF EXISTS {v}" for v in m.views]
-    ops = m.operations
-    added = [str(o["path"]) for o in ops if o.get("kind") in ADDED]
-    mode = _property(spark, m.target, "delta.columnMapping.mode") if m.table_format == "delta" else "id"
+    states = step_states(migration_rows(spark, catalog, m.plan_id))
+    expand, contract = states.get("expand"), states.get("contract")
+    if expand is None or expand.status not in WROTE:
+        return [], "nothing to roll back: expand was never run"
+    if contract is not None and contract.status in WROTE:
+        raise MigrationError(f"contract is {contract.status}: its dropped columns may be gone, a rollback "
+                             "undoes only the expand phase (finish it with `migrate complete --apply`)")
+    drops = [f"DROP VIEW IF EXISTS {view_sql(v)}" for v in m.views]
+    added = [str(o["path"]) for o in m.operations if o.get("kind") in ADDED]
+    mode = (table_now(spark, m).properties.get("delta.columnMapping.mode") if m.table_format == "delta"
+            else "id")
     if not added or (mode or "none") != "none":
-        columns = ", ".join(".".join(f"`{p}`" for p in c.split(".")) for c in added)
+        columns = ", ".join(column_ref(c) for c in added)
         return drops + ([f"ALTER TABLE {m.target} DROP COLUMNS ({columns})"] if added else []), (
             f"drops the views and the added columns ({', '.join(added) or 'none'}); rows written since stay")
-    rows = migration_rows(spark, catalog, m.plan_id)
-    before = next(r["version_before"] for r in reversed(rows)
-                  if r["step"] == "expand" and r["status"] == "applied")
+    before = expand.version_before
     now = table_version(spark, m)
-    lost = (now - before) if now is not None else 0
+    lost = (now - before) if now is not None and before is not None else 0
     return [*drops, f"RESTORE TABLE {m.target} TO VERSION AS OF {before}"], (
         f"restores version {before}: discards the {lost} commit(s) after it, writes included (Delta "
         "cannot drop a column without column mapping)")
 
 
-def _property(spark: SparkSession, target: str, key: str) -> str | None:
-    rows = spark.sql(f"SHOW TBLPROPERTIES {target}").collect()
-    return next((str(r["value"]) for r in rows if r["key"] == key), None)
-
-
 def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, apply: bool) -> StepRun:
+    """The rollback, recorded `started` before its first statement like any step, so that a
+    killed one is simply run again (each of its statements is idempotent or skipped when done)."""
     statements, what = rollback_statements(m, spark, catalog)
     guard(statements, m)
     if not statements or not apply:
         return StepRun(ROLLBACK, "would-apply", "proven", (), tuple(statements), notes=(what,))
     started, before = datetime.now(UTC), table_version(spark, m)
-    for statement in statements:
-        try:
-            spark.sql(statement)
-        except Exception as e:
-            raise MigrationError(f"rollback: {statement[:80]}: {first_line(e)}") from None
-    run = StepRun(ROLLBACK, "applied", "proven", (), tuple(statements), before, table_version(spark, m),
-                  (what,))
+    _record(spark, catalog, m, StepRun(ROLLBACK, STARTED, "proven", (), tuple(statements), before), started)
+    _run_statements(spark, catalog, m, StepRun(ROLLBACK, FAILED, "refuted", (), tuple(statements), before),
+                    started)
+    after = table_version(spark, m)
+    run = StepRun(ROLLBACK, APPLIED, "proven", (), tuple(statements), before, after, (what,))
     _record(spark, catalog, m, run, started)
     return run
 
 
-def status(m: Migration, spark: SparkSession, catalog: CatalogConfig) -> list[tuple[str, str]]:
-    """Each step of the plan and its latest recorded status (`pending` when never run,
-    `rolled-back` when applied before the last rollback)."""
-    from schemaguard.report.catalog import migration_rows
+@dataclass(frozen=True, slots=True)
+class StepStatus:
+    """One step of the plan as the records tell it: `pending` (never run), `started` (a run that
+    did not finish: rerun it, or roll back), `applied`, `failed`, `refused`, `exit-check-failed`,
+    `rolled-back` (applied or started before the last rollback); the table's version before its
+    first statement and after its last."""
 
-    rows = migration_rows(spark, catalog, m.plan_id)
-    done = _applied(rows)
-    latest = {r["step"]: r["status"] for r in rows}
-    undone = {k: "rolled-back" for k, v in latest.items() if v == "applied" and k not in done}
-    return [(str(s["kind"]), {**latest, **undone}.get(str(s["kind"]), "pending")) for s in m.doc["steps"]]
+    step: str
+    status: str
+    version_before: int | None = None
+    version_after: int | None = None
+
+
+def status(m: Migration, rows: Sequence[dict[str, Any]]) -> list[StepStatus]:
+    """Each step of the plan and its latest record (rows as `migration_rows` gives them)."""
+    states = step_states(rows)
+    ever = {str(r["step"]) for r in rows if r["status"] in WROTE}
+    out = []
+    for s in m.doc["steps"]:
+        kind = str(s["kind"])
+        state = states.get(kind)
+        if state is None:
+            out.append(StepStatus(kind, "rolled-back" if kind in ever else "pending"))
+        else:
+            out.append(StepStatus(kind, state.status, state.version_before, state.version_after))
+    return out

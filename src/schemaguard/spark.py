@@ -69,6 +69,14 @@ def embedded_conf(home: Path) -> dict[str, str]:
     }
 
 
+def embedded_table_location(catalog: str | None, database: str, table: str) -> Path | None:
+    """Where the embedded session keeps a managed table of its metastore (its warehouse under
+    SCHEMAGUARD_HOME); None when another catalog or session holds it (only Spark knows where)."""
+    if catalog is not None or spark_already_configured({}):
+        return None
+    return home_dir() / "warehouse" / f"{database.lower()}.db" / table.lower()
+
+
 def spark_already_configured(conf: dict[str, str]) -> bool:
     """True under spark-submit (it hands Python a gateway), Spark Connect, or an explicit master."""
     return (

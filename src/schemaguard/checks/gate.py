@@ -55,6 +55,7 @@ from schemaguard.model import (
     SchemaTransform,
     StructType,
     child_nodes,
+    segment,
     transform,
     walk,
 )
@@ -324,7 +325,7 @@ def _nodes(schema: Schema) -> dict[str, _Node]:
     """Every node of a schema by lower-cased path (Spark matches names case-insensitively); a
     second spelling of one name is folded into the first, as Spark folds it."""
     out: dict[str, _Node] = {}
-    above: dict[str, tuple[str | None, bool]] = {f.name: (None, True) for f in schema.fields}
+    above: dict[str, tuple[str | None, bool]] = {segment(f.name): (None, True) for f in schema.fields}
     for path, t, _ in walk(schema):  # parents before children
         key = path.lower()
         parent, struct_field = above[path]

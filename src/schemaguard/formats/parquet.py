@@ -58,6 +58,7 @@ from schemaguard.model import (
     UuidType,
     VariantType,
     canonical_json,
+    join,
     new_field,
 )
 
@@ -610,7 +611,7 @@ def _tree(raw: list[Any]) -> tuple[_Node, list[tuple[Any, ...]], str | None]:
         node = _Node(e, [], None, parent.definition + (e.repetition != "REQUIRED"),
                      parent.repetition_level + (e.repetition == "REPEATED"))
         siblings.append(node)
-        path = f"{parent_path}.{e.name}" if parent_path else e.name
+        path = join(parent_path, e.name)
         annotation = _group_annotation(e)
         if not in_variant:
             # A VARIANT's size is its shredding's (metadata, value, typed_value...): not spelled.
@@ -644,7 +645,7 @@ class _Leaves:
 def _to_field(node: _Node, parent: str, parquet_parent: tuple[str, ...], container: str | None,
               out: _Leaves) -> Field:
     name = node.element.name
-    path = f"{parent}.{name}" if parent else name
+    path = join(parent, name)
     ppath = (*parquet_parent, name)
     if node.element.repetition == "REPEATED":
         # A repeated field outside LIST/MAP: a required list of required elements.

@@ -40,6 +40,7 @@ from schemaguard.model import (
     UuidType,
     VariantType,
     canonical_json,
+    join,
     visit,
 )
 
@@ -98,7 +99,7 @@ def _field(doc: Any, parent: str) -> Field:
     if not isinstance(doc, dict) or "name" not in doc or "type" not in doc:
         raise SparkSchemaError(f"{parent or 'schema'}: a Spark field needs name and type")
     name = str(doc["name"])
-    path = f"{parent}.{name}" if parent else name
+    path = join(parent, name)
     meta = dict(doc.get("metadata") or {})
     fid = meta.pop(FIELD_ID_KEY, None)
     if fid is not None and (type(fid) is not int or not -2**31 <= fid < 2**31):

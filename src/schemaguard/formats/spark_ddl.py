@@ -29,6 +29,8 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VariantType,
+    join,
+    parts,
     visit,
 )
 
@@ -75,7 +77,7 @@ def ddl_field(column: exp.ColumnDef, parent: str = "") -> Field:
     from sqlglot import exp
 
     name = column.name
-    path = f"{parent}.{name}" if parent else name
+    path = join(parent, name)
     kind = column.args.get("kind")
     if not isinstance(kind, exp.DataType):
         raise DdlTypeError(f"{path}: a column needs a type")
@@ -94,8 +96,19 @@ _SQL_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": 
 
 
 def quoted(name: str) -> str:
-    """A column name as Spark SQL spells any name: in backticks, a backtick doubled."""
+    """A name as Spark SQL spells any name: in backticks, a backtick doubled. Every identifier
+    schemaguard writes into SQL goes through here."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def column_ref(path: str) -> str:
+    """A struct-field path (model.parts reads it) as Spark SQL names the column: each name quoted."""
+    return ".".join(quoted(name) for name in parts(path))
+
+
+def qualified(names: Sequence[str]) -> str:
+    """A table or view name from its parts (`db`, `t`), each quoted."""
+    return ".".join(quoted(name) for name in names)
 
 
 class _ToSql(SchemaVisitor[str, str]):

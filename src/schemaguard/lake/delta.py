@@ -33,9 +33,9 @@ from schemaguard.model import (
     ListType,
     MapType,
     PrimitiveType,
-    Schema,
     SchemaVisitor,
     StructType,
+    segment,
     visit,
 )
 
@@ -81,8 +81,7 @@ def log_snapshot(listing: Listing, log: DeltaLog, include_unreferenced: bool = F
 
 def _partition_names(log: DeltaLog) -> dict[str, str]:
     """Physical partition column names (the keys of `partitionValues`) to logical ones."""
-    return {physical: name for physical, name in _physical_names(log.current.schema).items()
-            if "." not in physical}
+    return {f.meta.get(MAPPING_PHYSICAL_KEY, f.name): f.name for f in log.current.schema.fields}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +144,7 @@ class _PhysicalPaths(SchemaVisitor[_Pairs, _Pairs]):
     path joins each field's `delta.columnMapping.physicalName` in the model's path syntax."""
 
     def field(self, f: Field, path: str, type_result: _Pairs) -> _Pairs:
-        physical = f.meta.get(MAPPING_PHYSICAL_KEY, f.name)
+        physical = segment(f.meta.get(MAPPING_PHYSICAL_KEY, f.name))
         return [(physical, f.name, f.id), *((physical + p, n, i) for p, n, i in type_result)]
 
     def struct(self, t: StructType, path: str, fields: Sequence[_Pairs]) -> _Pairs:
@@ -172,7 +171,7 @@ class _NotNull(SchemaVisitor[_Paths, _Paths]):
     and map values are left out: their nullability is the footer's own)."""
 
     def field(self, f: Field, path: str, type_result: _Paths) -> _Paths:
-        physical = f.meta.get(MAPPING_PHYSICAL_KEY, f.name)
+        physical = segment(f.meta.get(MAPPING_PHYSICAL_KEY, f.name))
         return [*([physical] if not f.nullable else []), *(physical + p for p in type_result)]
 
     def struct(self, t: StructType, path: str, fields: Sequence[_Paths]) -> _Paths:
@@ -189,11 +188,6 @@ class _NotNull(SchemaVisitor[_Paths, _Paths]):
 
     def primitive(self, t: PrimitiveType, path: str) -> _Paths:
         return []
-
-
-def _physical_names(schema: Schema) -> dict[str, str]:
-    """Physical path of each field -> its logical name."""
-    return {p[1:]: n for p, n, _ in visit(schema, _PhysicalPaths())}
 
 
 def files_per_schema(log: DeltaLog) -> dict[int, int]:

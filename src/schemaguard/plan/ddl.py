@@ -29,7 +29,12 @@ from schemaguard.model import (
     Schema,
     SchemaTransform,
     StructType,
+    join,
+    join_parts,
     make_metadata,
+    parent_and_name,
+    parts,
+    segment,
     transform,
     visit_with_partner,
 )
@@ -178,9 +183,9 @@ def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]
     from sqlglot import exp
 
     if isinstance(action, exp.RenameColumn):
-        old_path, new_name = _path(action.this), action.args["to"].name
-        parent, name = _split(old_path)
-        renames.append((_spelled(schema, old_path), f"{parent}.{new_name}" if parent else new_name))
+        old_path, new_name = column_path(action.this), action.args["to"].name
+        parent, name = parent_and_name(old_path)
+        renames.append((_spelled(schema, old_path), join(parent, new_name)))
         return "rename-column", _edit(schema, parent, lambda fs: tuple(
             replace(f, name=new_name) if f is _find(fs, name, old_path) else f for f in fs))
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
@@ -190,7 +195,7 @@ def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]
     if isinstance(action, exp.ColumnDef):  # ADD COLUMN c t
         return "add-columns", _add(schema, action)
     if isinstance(action, exp.Drop) and action.args.get("kind") in ("COLUMN", "COLUMNS"):
-        for path in _dropped_paths(action):
+        for path in dropped_paths(action):
             schema = _drop(schema, path)
         return "drop-columns", schema
     if isinstance(action, exp.Drop) and action.args.get("kind") == "CONSTRAINT":
@@ -221,7 +226,7 @@ def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]
 
 
 def _drop(schema: Schema, path: str) -> Schema:
-    parent, name = _split(path)
+    parent, name = parent_and_name(path)
 
     def kept(fs: tuple[Field, ...]) -> tuple[Field, ...]:
         gone = _find(fs, name, path)
@@ -235,8 +240,8 @@ def _alter_column(schema: Schema, action: exp.AlterColumn,
     """ALTER/CHANGE COLUMN: a type, a nullability, or (CHANGE) a new name with its type."""
     from sqlglot import exp
 
-    path = _path(action.this)
-    parent, name = _split(path)
+    path = column_path(action.this)
+    parent, name = parent_and_name(path)
     dtype, allow_null, rename_to = (action.args.get(k) for k in ("dtype", "allow_null", "rename_to"))
     unknown = action.args.get("comment") or action.args.get("default")
     if unknown or (action.args.get("drop") and allow_null is None):
@@ -252,7 +257,7 @@ def _alter_column(schema: Schema, action: exp.AlterColumn,
         return f
 
     if rename_to is not None and rename_to.name.lower() != name.lower():
-        renames.append((_spelled(schema, path), f"{parent}.{rename_to.name}" if parent else rename_to.name))
+        renames.append((_spelled(schema, path), join(parent, rename_to.name)))
     kind = ("set-not-null" if allow_null is False else "drop-not-null" if allow_null else
             "rename-column" if dtype is None else "alter-type")
     return kind, _edit(schema, parent, lambda fs: tuple(change(f) if f is _find(fs, name, path) else f
@@ -261,8 +266,8 @@ def _alter_column(schema: Schema, action: exp.AlterColumn,
 
 def _add(schema: Schema, column: exp.ColumnDef) -> Schema:
     """One added column, where its FIRST/AFTER says (else last), into its struct."""
-    full = _path(column.this)
-    parent, name = _split(full)
+    full = column_path(column.this)
+    parent, name = parent_and_name(full)
     bare = column.copy()
     bare.set("this", _ident(name))
     field = ddl_field(bare, parent)
@@ -288,30 +293,26 @@ def _ident(name: str) -> exp.Identifier:
     return exp.to_identifier(name)
 
 
-def _dropped_paths(action: exp.Drop) -> list[str]:
+def dropped_paths(action: exp.Drop) -> list[str]:
     from sqlglot import exp
 
     paths = []
     for target in action.args.get("tables") or ():
         items = target.expressions if isinstance(target, exp.Schema) else [target]
-        paths += [_path(x) for x in items]
+        paths += [column_path(x) for x in items]
     return paths
 
 
-def _path(node: exp.Expression) -> str:
-    """A column reference's dotted path: `a.b.c` however sqlglot split it into table/db parts."""
+def column_path(node: exp.Expression) -> str:
+    """A column reference as a model path (`a.b.c`, however sqlglot split it into table/db parts;
+    `` `a.b` `` one name holding a dot)."""
     from sqlglot import exp
 
     if isinstance(node, exp.Column):
-        return ".".join(part.name for part in node.parts)
+        return join_parts([part.name for part in node.parts])
     if isinstance(node, exp.Dot):
-        return f"{_path(node.this)}.{node.expression.name}"
-    return node.name
-
-
-def _split(path: str) -> tuple[str, str]:
-    parent, _, name = path.rpartition(".")
-    return parent, name
+        return join(column_path(node.this), node.expression.name)
+    return segment(node.name)
 
 
 def _find(fields: Sequence[Field], name: str, path: str) -> Field:
@@ -327,11 +328,11 @@ def _find(fields: Sequence[Field], name: str, path: str) -> Field:
 def _spelled(schema: Schema, path: str) -> str:
     """`path` as the schema spells it (DDL matches case-insensitively)."""
     fields, out = schema.fields, []
-    for part in path.split("."):
+    for part in parts(path):
         f = _find(fields, part, path)
         out.append(f.name)
         fields = f.type.fields if isinstance(f.type, StructType) else ()
-    return ".".join(out)
+    return join_parts(out)
 
 
 @dataclass(frozen=True, slots=True)

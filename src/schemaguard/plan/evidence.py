@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from schemaguard.errors import UsageError
 from schemaguard.lake.table import TableRead
-from schemaguard.model import EnumType, Schema, fields_of
+from schemaguard.model import EnumType, Schema, fields_of, top_name
 from schemaguard.plan.planner import Check, Judge, PlanRequest, operations
-from schemaguard.proofs import Proof, ProofResult
+from schemaguard.proofs import ProofResult, proof_of
 from schemaguard.proofs.run import SparkFactory, run_proofs
 from schemaguard.proofs.stats import Lookup
 from schemaguard.rules.changes import OpKind
@@ -61,10 +61,11 @@ def judge(evidence: Evidence) -> Judge:
 
 
 def _columns(check: Check) -> list[str]:
-    """The columns a check reads: for `agree`, both sides of `A = B`."""
+    """The columns a check reads: for `agree`, both sides of `A = B`; for `backfilled`, the new
+    column (its source may be gone from the table by then)."""
     if check.kind == "agree":
         return [side.strip() for side in check.subject.split("=")]
-    return [check.subject.split(":")[0]]
+    return [proof_of(check.kind, check.subject).column]  # type: ignore[arg-type]
 
 
 def _present(table: TableRead, column: str) -> bool:
@@ -78,10 +79,9 @@ def _proof(check: Check, evidence: Evidence) -> Check:
     absent = [c for c in _columns(check) if not _present(table, c)]
     if absent:
         return replace(check, evidence=f"{', '.join(absent)} is not in the table yet")
-    column, _, target = check.subject.partition(":")
-    allowed = _symbols(evidence.new, column) if check.kind == "values" else None
-    proof = Proof(check.kind, column if check.kind != "agree" else check.subject,  # type: ignore[arg-type]
-                  target=target or None, allowed=allowed)
+    proof = proof_of(check.kind, check.subject)  # type: ignore[arg-type]
+    if check.kind == "values":
+        proof = replace(proof, allowed=_symbols(evidence.new, proof.column))
     [result] = run_proofs(table, [proof], spark=evidence.spark, footer_only=evidence.footer_only,
                           with_values=False)
     return replace(check, status=result.verdict, evidence=_proof_evidence(result))
@@ -108,7 +108,7 @@ def _proof_evidence(r: ProofResult) -> str:
 def _no_reads(check: Check, usage: Usage | None) -> Check:
     if usage is None:
         return replace(check, evidence="no --query-log given")
-    top = check.subject.split(".")[0].split("[")[0]
+    top = top_name(check.subject)
     seen = {c.lower(): u for c, u in usage.columns.items()}.get(top.lower())
     if seen is not None:
         when = f", last {seen.last_read.isoformat(timespec='seconds')}" if seen.last_read else ""

@@ -30,6 +30,7 @@ from typing import Literal, NamedTuple, get_args
 from schemaguard.base import Options, Problem
 from schemaguard.model import Field, Schema, SchemaTransform, transform
 from schemaguard.names import Identity
+from schemaguard.proofs import BACKFILLED_FROM
 from schemaguard.rules.changes import Operation, OpKind, diff
 from schemaguard.rules.profiles import can_read
 
@@ -63,11 +64,11 @@ IdentityClass = Literal["name", "id", "position"]
 class Need:
     """A check an operation's step must pass before it starts: its kind, the step it gates, and
     which side of the operation it is about (`old`: the old path, `new`: the new one, `pair`:
-    both, as an `agree` expression)."""
+    both, as an `agree` expression, `from`: the new one filled from the old, `NEW from OLD`)."""
 
     kind: CheckKind
     gates: StepKind
-    side: Literal["old", "new", "pair"] = "new"
+    side: Literal["old", "new", "pair", "from"] = "new"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ TREATMENTS: dict[tuple[OpKind, IdentityClass], Treatment] = {
     # compat-rules.md §1 "Rename, no alias": a reader by name sees a drop and an add
     (OpKind.RENAME, "name"): Treatment(
         "expand-contract", _EXPAND_CONTRACT,
-        (Need("backfilled", "move-readers"), Need("agree", "move-readers", "pair"), _NO_READS),
+        (Need("backfilled", "move-readers", "from"), Need("agree", "move-readers", "pair"), _NO_READS),
         ("quiet", "quiet"), "readers by name read nulls for a renamed column, both ways",
         always_staged=True),
     (OpKind.RENAME, "id"): replace(_ONE_EDIT, why="readers by id: a rename is metadata only (§3)"),
@@ -542,7 +543,8 @@ def _title(kind: StepKind, subjects: Sequence[str]) -> str:
 
 def _check(need: Need, op: Operation, table: str | None) -> Check:
     old = op.old_path or op.path
-    subject = {"old": old, "new": op.path, "pair": f"{old} = {op.path}"}[need.side]
+    subject = {"old": old, "new": op.path, "pair": f"{old} = {op.path}",
+               "from": f"{op.path}{BACKFILLED_FROM}{old}"}[need.side]
     if need.kind == "fits" and op.after:
         subject = f"{old}:{op.after}"
     if need.kind == "values" and op.before:

@@ -24,20 +24,22 @@ has no DDL (its writers change the files), so its steps carry none. What each st
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from schemaguard.formats.spark_ddl import quoted, sql_type
+from schemaguard.formats.spark_ddl import column_ref, qualified, quoted, sql_type
 from schemaguard.lake.table import TableFormat, TableRead
-from schemaguard.model import Field, Schema, StructType, fields_of
+from schemaguard.model import Field, Schema, StructType, fields_of, join, parent_and_name, parts, segment
 from schemaguard.plan.ddl import retarget
 from schemaguard.plan.planner import Plan, StepKind, View
 from schemaguard.rules.changes import Operation, OpKind
 
 BACKFILL_PARTITIONS = 31  # partitions one backfill statement covers (a month of days)
 VIEW_NAME = "{table}__v{version}"
+_VIEW_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TIGHTENED = (OpKind.ADD_REQUIRED_FIELD, OpKind.NULLABILITY_TIGHTENED)
 DROPPED_AT_CONTRACT = (OpKind.RENAME, OpKind.DROP_FIELD, OpKind.NARROW_TYPE)
 MAPPING_PROPERTIES = ("'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
@@ -83,13 +85,13 @@ def _step(kind: StepKind, ops: Sequence[Operation], old: Schema, new: Schema, ta
     if kind == "backfill":
         return [s for op in ops for s in _backfill(op, new, target)]
     if kind == "tighten" and target.table_format == "delta":
-        return [f"ALTER TABLE {t} ADD CONSTRAINT {_constraint(op.path)} CHECK ({_column(op.path)} "
+        return [f"ALTER TABLE {t} ADD CONSTRAINT {_constraint(op.path)} CHECK ({column_ref(op.path)} "
                 "IS NOT NULL)" for op in ops if op.kind in TIGHTENED]
     if kind == "column-mapping":
         return [f"ALTER TABLE {t} SET TBLPROPERTIES ({MAPPING_PROPERTIES})"]
     if kind == "contract":
-        dropped = [_column(op.old_path or op.path) for op in ops if op.kind in DROPPED_AT_CONTRACT]
-        return [f"DROP VIEW IF EXISTS {v.name}" for v in views] + (
+        dropped = [column_ref(op.old_path or op.path) for op in ops if op.kind in DROPPED_AT_CONTRACT]
+        return [f"DROP VIEW IF EXISTS {view_sql(v.name)}" for v in views] + (
             [f"ALTER TABLE {t} DROP COLUMNS ({', '.join(dropped)})"] if dropped else [])
     if kind == "migrate-data":
         return [s for op in ops if op.kind == OpKind.NARROW_TYPE for s in _narrow(op, new, target)]
@@ -112,17 +114,17 @@ def _expand(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     if f.default_json is not None and target.table_format == "delta":
         out += [f"ALTER TABLE {target.name} SET TBLPROPERTIES ('delta.feature.allowColumnDefaults' = "
                 "'supported')",
-                f"ALTER TABLE {target.name} ALTER COLUMN {_column(op.path)} SET DEFAULT "
+                f"ALTER TABLE {target.name} ALTER COLUMN {column_ref(op.path)} SET DEFAULT "
                 f"{_literal(f.default_json)}"]
     return out
 
 
 def _backfill(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     """Idempotent fills, one partition range each: only rows still missing the value."""
-    column = _column(op.path)
+    column = column_ref(op.path)
     default = _field(new, op.path).default_json if op.kind == OpKind.ADD_REQUIRED_FIELD else None
     if op.kind == OpKind.RENAME and op.old_path:
-        source = _column(op.old_path)
+        source = column_ref(op.old_path)
         base = f"UPDATE {target.name} SET {column} = {source} WHERE {column} IS NULL AND {source} IS NOT NULL"
     elif default is not None:
         value = _literal(default)
@@ -137,7 +139,7 @@ def _ranges(target: SqlTarget) -> list[str]:
     values = target.partitions
     if target.partition_column is None or len(values) <= BACKFILL_PARTITIONS:
         return [""]
-    column = _column(target.partition_column)
+    column = quoted(target.partition_column)
     chunks = [values[i:i + BACKFILL_PARTITIONS] for i in range(0, len(values), BACKFILL_PARTITIONS)]
     return [f" AND {column} BETWEEN {_string(c[0])} AND {_string(c[-1])}" for c in chunks]
 
@@ -145,8 +147,10 @@ def _ranges(target: SqlTarget) -> list[str]:
 def _narrow(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     """The narrower values into a column of their own, filled by a statement (never ALTER TYPE)."""
     f = _field(new, op.path)
-    moved = f"{op.path}__{sql_type(f.type).lower().replace('(', '_').replace(',', '_').rstrip(')')}"
-    column, source = _column(moved), _column(op.old_path or op.path)
+    parent, name = parent_and_name(op.path)
+    suffix = sql_type(f.type).lower().replace("(", "_").replace(",", "_").rstrip(")")
+    moved = join(parent, f"{name}__{suffix}")
+    column, source = column_ref(moved), column_ref(op.old_path or op.path)
     return [f"ALTER TABLE {target.name} ADD COLUMNS ({column} {sql_type(f.type, op.path)})",
             f"UPDATE {target.name} SET {column} = CAST({source} AS {sql_type(f.type, op.path)}) "
             f"WHERE {column} IS NULL AND {source} IS NOT NULL"]
@@ -156,16 +160,16 @@ def _new_table(old: Schema, new: Schema, target: SqlTarget) -> str:
     """A side-by-side table of NEW's shape, filled from the old one (a column NEW adds is null)."""
     have = {f.name.lower() for f in old.fields}
     select = ", ".join(
-        f"CAST({_column(f.name) if f.name.lower() in have else 'NULL'} AS {sql_type(f.type, f.name)}) "
+        f"CAST({quoted(f.name) if f.name.lower() in have else 'NULL'} AS {sql_type(f.type, f.name)}) "
         f"AS {quoted(f.name)}" for f in new.fields)
     name = target.view_name.format(table=target.short, version=target.version + 1)
     using = "iceberg" if target.table_format == "iceberg" else "delta"
-    return f"CREATE TABLE {name} USING {using} AS SELECT {select} FROM {target.name}"
+    return f"CREATE TABLE {view_sql(name)} USING {using} AS SELECT {select} FROM {target.name}"
 
 
 def _edit(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     """The one statement of an edit that is safe as it is."""
-    t, column = target.name, _column(op.path)
+    t, column = target.name, column_ref(op.path)
     if op.kind == OpKind.WIDEN_TYPE:
         widen = ([f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"]
                  if target.table_format == "delta" else [])
@@ -177,7 +181,8 @@ def _edit(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
     if op.kind == OpKind.RENAME and op.old_path:
         mapping = ([f"ALTER TABLE {t} SET TBLPROPERTIES ({MAPPING_PROPERTIES})"]
                    if target.table_format == "delta" and target.column_mapping == "none" else [])
-        return [*mapping, f"ALTER TABLE {t} RENAME COLUMN {_column(op.old_path)} TO {quoted(_leaf(op.path))}"]
+        return [*mapping,
+                f"ALTER TABLE {t} RENAME COLUMN {column_ref(op.old_path)} TO {quoted(_leaf(op.path))}"]
     if op.kind == OpKind.METADATA_CHANGED and op.detail == "comment":
         comment = _field(new, op.path).meta.get("comment", "")
         return [f"ALTER TABLE {t} ALTER COLUMN {column} COMMENT {_string(comment)}"]
@@ -190,19 +195,17 @@ def _edit(op: Operation, new: Schema, target: SqlTarget) -> list[str]:
 
 def _views(ops: Sequence[Operation], old: Schema, new: Schema, target: SqlTarget) -> tuple[View, ...]:
     renamed = {op.old_path: op.path for op in ops if op.kind == OpKind.RENAME and op.old_path
-               and "." not in op.path}
+               and len(parts(op.path)) == 1}  # top-level renames: both sides are names
     back = {n: o for o, n in renamed.items()}
-    old_select = [f"COALESCE({_column(f.name)}, {_column(renamed[f.name])}) AS {quoted(f.name)}"
-                  if f.name in renamed else _column(f.name) for f in old.fields]
-    new_select = [f"COALESCE({_column(f.name)}, {_column(back[f.name])}) AS {quoted(f.name)}"
-                  if f.name in back else _column(f.name) for f in new.fields]
+    old_select = [_either(f.name, renamed) for f in old.fields]
+    new_select = [_either(f.name, back) for f in new.fields]
     readers = tuple(sorted({r for column in renamed for r in target.readers.get(column, ())}))
     out = []
     shapes: tuple[tuple[int, Literal["old", "new"], list[str], tuple[str, ...]], ...] = (
         (target.version, "old", old_select, readers), (target.version + 1, "new", new_select, ()))
     for version, shape, select, who in shapes:
         name = target.view_name.format(table=target.short, version=version)
-        sql = f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(select)} FROM {target.name}"
+        sql = f"CREATE OR REPLACE VIEW {view_sql(name)} AS SELECT {', '.join(select)} FROM {target.name}"
         out.append(View(name, version, shape, sql, who))
     return tuple(out)
 
@@ -211,13 +214,40 @@ def _views(ops: Sequence[Operation], old: Schema, new: Schema, target: SqlTarget
 # Names and literals
 
 
-def _column(path: str) -> str:
-    """A dotted path into structs as Spark SQL names it, each part quoted."""
-    return ".".join(quoted(p) for p in path.split("."))
+def _either(name: str, other: Mapping[str, str]) -> str:
+    """A top-level column of a view: itself, or (renamed) whichever of its two columns holds a value."""
+    pair = other.get(segment(name))
+    if pair is None:
+        return quoted(name)
+    return f"COALESCE({quoted(name)}, {column_ref(pair)}) AS {quoted(name)}"
+
+
+def view_sql(name: str) -> str:
+    """A view's name (`t__v1`, `db.t__v1`: parts checked by `check_view_name`) as SQL names it."""
+    return qualified(name.split("."))
+
+
+def check_view_name(template: str) -> None:
+    """Refuse a `--view-name` that cannot make a view name (before anything is read)."""
+    if "{table}" not in template or "{version}" not in template:
+        raise ValueError(f"--view-name {template!r}: give both {{table}} and {{version}}")
+    try:
+        sample = template.format(table="t", version=1)
+    except (KeyError, IndexError, ValueError):
+        raise ValueError(f"--view-name {template!r}: only {{table}} and {{version}} are filled in") from None
+    if not all(_VIEW_PART.fullmatch(p) for p in sample.split(".")):
+        raise ValueError(f"--view-name {template!r}: a view name is letters, digits and _ (and dots between "
+                         "a database and the name)")
+
+
+def view_short(name: str) -> str:
+    """The name views are made from: a path's folder as an identifier (`ord ers` -> `ord_ers`)."""
+    short = re.sub(r"[^A-Za-z0-9_]", "_", name) or "table"
+    return short if not short[0].isdigit() else f"t_{short}"
 
 
 def _leaf(path: str) -> str:
-    return path.rsplit(".", 1)[-1]
+    return parts(path)[-1]
 
 
 def _constraint(path: str) -> str:
@@ -247,13 +277,14 @@ def _field(schema: Schema, path: str) -> Field:
 
 def _definition(path: str, f: Field, new: Schema) -> str:
     """`path TYPE [COMMENT '...'] [FIRST | AFTER prev]`, placed where NEW puts it."""
-    parent = _field(new, path.rsplit(".", 1)[0]).type if "." in path else StructType(new.fields)
+    above = parent_and_name(path)[0]
+    parent = _field(new, above).type if above else StructType(new.fields)
     names = [s.name for s in parent.fields] if isinstance(parent, StructType) else [f.name]
     at = names.index(f.name)
     place = " FIRST" if at == 0 else f" AFTER {quoted(names[at - 1])}"
     comment = f.meta.get("comment")
-    return (f"{_column(path)} {sql_type(f.type, path)}" + (f" COMMENT {_string(comment)}" if comment else "")
-            + place)
+    spelled = f"{column_ref(path)} {sql_type(f.type, path)}"
+    return spelled + (f" COMMENT {_string(comment)}" if comment else "") + place
 
 
 def sql_target(read: TableRead, name: str, in_catalog: bool, statements: Sequence[str] = (),
@@ -261,8 +292,8 @@ def sql_target(read: TableRead, name: str, in_catalog: bool, statements: Sequenc
     """The SQL target of a table read from disk: `name` as the user gave it (a catalog name, or a
     path, which Delta names ``delta.`path` ``); its first partition column's values for the
     backfill's ranges; DDL statements retargeted at it."""
-    short = name if in_catalog else Path(read.listing.root.rstrip("/")).name
-    sql_name = name if in_catalog or read.table_format != "delta" else f"delta.`{read.listing.root}`"
+    short = name if in_catalog else view_short(Path(read.listing.root.rstrip("/")).name)
+    sql_name = name if in_catalog or read.table_format != "delta" else f"delta.{quoted(read.listing.root)}"
     column = read.listing.partition_columns[0] if read.listing.partition_columns else None
     values = sorted({v for f in read.listing.files for k, v in f.partition if k == column and v is not None})
     mapping = read.delta.configuration.get("delta.columnMapping.mode", "none") if read.delta else "none"

@@ -32,16 +32,43 @@ class Proof:
     column: str
     target: str | None = None
     allowed: tuple[str, ...] | None = None
+    source: str | None = None  # `backfilled` from this column: null only where it is null
 
     @property
     def spelled(self) -> str:
-        """The column as configured: `quantity:int32` for a `fits` proof."""
+        """The column as configured: `quantity:int32` for `fits`, `NEW from OLD` for `backfilled`."""
+        if self.source is not None:
+            return f"{self.column}{BACKFILLED_FROM}{self.source}"
         return self.column if self.target is None else f"{self.column}:{self.target}"
+
+    @property
+    def predicate(self) -> str | None:
+        """What a `backfilled` proof holds, in words (the rows it counts break it)."""
+        if self.kind != "backfilled":
+            return None
+        if self.source is None:
+            return f"{self.column} is never null"
+        return f"{self.column} is null only where {self.source} is null"
 
     @property
     def label(self) -> str:
         """`not-null channel`: how reports name the proof."""
         return f"{self.kind} {self.spelled}"
+
+
+BACKFILLED_FROM = " from "  # `--backfilled "customer_id from customer"`
+
+
+def proof_of(kind: ProofKind, subject: str, allowed: tuple[str, ...] | None = None) -> Proof:
+    """A proof as its subject spells it: `COL:TYPE` for `fits`, `NEW from OLD` (or `NEW`) for
+    `backfilled`, the column (or `agree` expression) for the rest."""
+    if kind == "fits":
+        column, _, target = subject.partition(":")
+        return Proof("fits", column, target=target or None)
+    if kind == "backfilled" and BACKFILLED_FROM in subject:
+        new, _, old = subject.partition(BACKFILLED_FROM)
+        return Proof("backfilled", new.strip(), source=old.strip())
+    return Proof(kind, subject, allowed=allowed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from schemaguard.base import SparkUnreadable, spark_schema
 from schemaguard.errors import first_line, quiet_logger
 from schemaguard.formats.parquet import FileFooter
 from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
-from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema
+from schemaguard.formats.spark_ddl import quoted
+from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema, segment
 from schemaguard.proofs import SAMPLE, Proof
 from schemaguard.proofs.stats import Lookup, range_of
 
@@ -91,8 +92,8 @@ def values_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], 
     df = _read(spark, root, files, [column])
     rel_of = _Files(files)
     out: dict[str, dict[str, int]] = {}
-    for row in df.where(f"{_quoted(column)} IS NOT NULL").groupBy(
-            FILE_COLUMN, F.col(_quoted(column)).cast("string")).count().collect():
+    for row in df.where(f"{quoted(column)} IS NOT NULL").groupBy(
+            FILE_COLUMN, F.col(quoted(column)).cast("string")).count().collect():
         out.setdefault(rel_of(row[0]), {})[row[1]] = int(row[2])
     return out
 
@@ -105,7 +106,7 @@ def extremes_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter]
 
     df = _read(spark, root, files, [column])
     rel_of = _Files(files)
-    rows = df.groupBy(FILE_COLUMN).agg(F.min(_quoted(column)), F.max(_quoted(column))).collect()
+    rows = df.groupBy(FILE_COLUMN).agg(F.min(quoted(column)), F.max(quoted(column))).collect()
     return ({rel_of(r[0]): (r[1], r[2]) for r in rows}, sum(f.rows for f in files),
             sum(f.size for f in files))
 
@@ -144,9 +145,9 @@ def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],
 
             reader = reader.schema(StructType.fromJson(json.loads(requested)))
         df = reader.parquet(*(f.path for f in members))
-        present = {c.lower(): c for c in df.columns}
-        names = df.columns if wanted is None else [w for w in dict.fromkeys(wanted) if w.lower() in present]
-        cols = [F.col(_quoted(present[w.lower()])).alias(w) for w in names]
+        present = {segment(c).lower(): c for c in df.columns}  # a top-level column as a path names it
+        cols = [F.col(quoted(c)) for c in df.columns] if wanted is None else [
+            F.col(quoted(present[w.lower()])).alias(w) for w in dict.fromkeys(wanted) if w.lower() in present]
         frames.append(df.select(*cols, F.input_file_name().alias(FILE_COLUMN)))
     out = frames[0]
     for other in frames[1:]:
@@ -164,7 +165,7 @@ def _requested(schema: Schema, wanted: Sequence[str] | None) -> str | None:
     if wanted is None:
         return None
     keep = {w.lower() for w in wanted}
-    fields = tuple(f for f in schema.fields if f.name.lower() in keep)
+    fields = tuple(f for f in schema.fields if segment(f.name).lower() in keep)
     try:
         return schema_to_spark_json(spark_schema(Schema(fields))) if fields else None
     except (SparkUnreadable, SparkSchemaError):
@@ -173,7 +174,9 @@ def _requested(schema: Schema, wanted: Sequence[str] | None) -> str | None:
 
 def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, target: DataType | None) -> str:
     """The Spark SQL condition that selects the rows breaking the proof."""
-    c = _quoted(columns[0]) if columns else ""
+    c = quoted(columns[0]) if columns else ""
+    if proof.kind == "backfilled" and proof.source is not None:
+        return f"{c} IS NULL AND {quoted(columns[1])} IS NOT NULL"
     if proof.kind in ("not-null", "backfilled"):
         return f"{c} IS NULL"
     if proof.kind == "values":
@@ -181,7 +184,7 @@ def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, ta
         return f"{c} IS NOT NULL AND CAST({c} AS STRING) NOT IN ({allowed})" if allowed else "false"
     if proof.kind == "agree":
         if len(columns) == 2:
-            a, b = (_quoted(x) for x in columns)
+            a, b = (quoted(x) for x in columns)
             return f"{a} IS NOT NULL AND {b} IS NOT NULL AND NOT ({a} <=> {b})"
         return f"NOT ({proof.column})"  # null when a side is missing: not selected
     assert target is not None and source is not None
@@ -231,10 +234,6 @@ def _cut(value: Decimal, scale: int, rounding: str) -> Decimal:
     return value.quantize(Decimal(f"1E{-scale}"), rounding=rounding, context=_WIDE)
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -251,7 +250,7 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
         asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
         batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
             batch_parameters={"dataframe": df})
-        columns = ", ".join(_quoted(c) for c in shown) or "1"
+        columns = ", ".join(quoted(c) for c in shown) or "1"
         expectation = UnexpectedRowsExpectation(
             unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
         result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
@@ -276,4 +275,6 @@ def needed(proof: Proof, lookup: Lookup) -> list[str]:
         if sep and left.strip().isidentifier() and right.strip().isidentifier() and "=" not in right:
             return [left.strip(), right.strip()]
         return []
+    if proof.kind == "backfilled" and proof.source is not None:
+        return [lookup.name, proof.source]
     return [lookup.name]

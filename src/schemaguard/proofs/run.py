@@ -33,6 +33,7 @@ from schemaguard.proofs.gx_spark import (
 from schemaguard.proofs.stats import (
     FileFacts,
     Lookup,
+    backfill_facts,
     log_nulls,
     magnitude,
     null_facts,
@@ -147,6 +148,8 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
     elif unknown:
         reasons = sorted({x.why for x in facts if x.state == "unknown"})
         why.append(_undecided(len(unknown), f"undecided by statistics ({'; '.join(reasons)})", footer_only))
+    if proof.predicate is not None:
+        why.append(f"holds when {proof.predicate}")
     refuted = bool(bad) or (bool(absent) and _absent_refutes(proof))
     verdict: Verdict = "refuted" if refuted else "unknown" if unknown or unreadable else "proven"
     if absent and _absent_refutes(proof):
@@ -190,8 +193,9 @@ def _undecided(files: int, reason: str, footer_only: bool) -> str:
 
 
 def _absent_refutes(proof: Proof) -> bool:
-    """A file without the column reads as null: that breaks not-null and backfilled."""
-    return proof.kind in ("not-null", "backfilled")
+    """A file without the column reads as null: that breaks not-null and backfilled (from a
+    column, only where that one holds a value: its facts count those rows)."""
+    return proof.kind == "not-null" or (proof.kind == "backfilled" and proof.source is None)
 
 
 def _target(proof: Proof) -> DataType | None:
@@ -210,6 +214,9 @@ def _target(proof: Proof) -> DataType | None:
 def _facts(table: TableRead, proof: Proof, files: list[FileFooter], lookup: Lookup,
            target: DataType | None) -> list[FileFacts]:
     """Each file's answer from statistics alone."""
+    if proof.kind == "backfilled" and proof.source is not None:
+        fallbacks, old = log_nulls(table), Lookup(proof.source)
+        return [backfill_facts(f, lookup(f.footer), old(f.footer), fallbacks) for f in files]
     if proof.kind in ("not-null", "backfilled"):
         fallbacks = log_nulls(table)
         return [null_facts(f, lookup(f.footer), fallbacks) for f in files]

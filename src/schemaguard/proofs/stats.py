@@ -27,6 +27,7 @@ from schemaguard.model import (
     Schema,
     StructType,
     fields_of,
+    parts,
 )
 from schemaguard.proofs import DecidedBy
 
@@ -91,19 +92,43 @@ def null_facts(f: FileFooter, column: Column | None, fallbacks: tuple[tuple[Deci
     """How many nulls one file holds in the column, from the first source that knows."""
     if column is None:
         return FileFacts("absent", source="footer")
+    n, source, why = null_count(f, column, fallbacks)
+    return FileFacts("unknown", why=why) if n is None else _nulls(n, source)
+
+
+def backfill_facts(f: FileFooter, new: Column | None, old: Column | None,
+                   fallbacks: tuple[tuple[DecidedBy, NullSource], ...]) -> FileFacts:
+    """`new` null only where `old` is null, from null counts: a file whose `old` holds no value
+    has nothing to fill; one whose `new` has no null is filled; one without `new` misses every
+    row `old` has a value in. Null counts cannot pair rows otherwise: the data decides."""
+    old_nulls, old_source, old_why = (f.rows, "footer", "") if old is None else null_count(f, old, fallbacks)
+    if old_nulls == f.rows:
+        return FileFacts("ok", 0, old_source)
+    if new is None:
+        return FileFacts("unknown", why=old_why) if old_nulls is None else FileFacts(
+            "bad", f.rows - old_nulls, old_source)
+    new_nulls, new_source, new_why = null_count(f, new, fallbacks)
+    if new_nulls == 0:
+        return FileFacts("ok", 0, new_source)
+    return FileFacts("unknown", why=new_why or old_why or "null counts cannot pair the two columns' rows")
+
+
+def null_count(f: FileFooter, column: Column, fallbacks: tuple[tuple[DecidedBy, NullSource], ...]
+               ) -> tuple[int | None, DecidedBy, str]:
+    """The nulls of a column in one file and who said so, or None and why nobody can."""
     if column.leaf is None:
-        return FileFacts("unknown", why="a group column: its leaves' null counts do not add up to its own")
+        return None, "none", "a group column: its leaves' null counts do not add up to its own"
     leaf: ParquetColumn = f.footer.columns[column.leaf]
     if leaf.max_definition_level == 0:
-        return FileFacts("ok", 0, "footer")
+        return 0, "footer", ""
     stats: LeafStats = f.stats[column.leaf]
     if stats.null_count is not None:
-        return _nulls(stats.null_count, "footer")
+        return stats.null_count, "footer", ""
     for source, nulls_of in fallbacks:
         found = nulls_of(f, column)
         if found is not None:
-            return _nulls(found, source)
-    return FileFacts("unknown", why="no null count in the footer" + (" or the log" if fallbacks else ""))
+            return found, source, ""
+    return None, "none", "no null count in the footer" + (" or the log" if fallbacks else "")
 
 
 def _nulls(n: int, source: DecidedBy) -> FileFacts:
@@ -143,7 +168,7 @@ def log_nulls(table: TableRead) -> tuple[tuple[DecidedBy, NullSource], ...]:
 def _physical_path(schema: Schema, path: str) -> list[str] | None:
     """A struct path's physical names under Delta column mapping (the names themselves without)."""
     fields, out = schema.fields, []
-    for part in path.split("."):
+    for part in parts(path):
         f = next((x for x in fields if x.name.lower() == part.lower()), None)
         if f is None:
             return None

@@ -44,6 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schemaguard.checks.finding import Finding
@@ -482,8 +483,34 @@ def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) ->
     name = migrations_table(catalog)
     if not spark.catalog.tableExists(name):
         return []
-    rows = spark.table(name).where(F.col("plan_id") == F.lit(plan_id)).orderBy("started_at").collect()
+    rows = (spark.table(name).where(F.col("plan_id") == F.lit(plan_id))
+            .orderBy("started_at", "finished_at").collect())
     return [r.asDict() for r in rows]
+
+
+def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]]:
+    """`migration_rows` read without Spark: the table's Delta log (formats/delta.py) names its
+    files, pyarrow reads them. No table there yet: no rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    from schemaguard.formats.delta import holds_commits, read_delta_log
+
+    log = location / "_delta_log"
+    fs = pafs.LocalFileSystem()
+    if not log.is_dir() or not holds_commits(fs, str(log)):
+        return []
+    snapshot = read_delta_log(fs, str(log), str(location))
+    tables = [pq.read_table(location / f.path) for f in snapshot.files]
+    if not tables:
+        return []
+    table = pa.concat_tables(tables, promote_options="permissive")
+    table = table.filter(pc.equal(table["plan_id"], plan_id))
+    rows: list[dict[str, Any]] = table.sort_by([("started_at", "ascending"),
+                                                ("finished_at", "ascending")]).to_pylist()
+    return rows
 
 
 def record_migration(spark: SparkSession, catalog: CatalogConfig, row: dict[str, Any]) -> None:

@@ -91,6 +91,7 @@ from schemaguard.model import (
     TimeType,
     is_nested,
     join,
+    segment,
     visit_with_partner,
 )
 from schemaguard.names import Identity
@@ -253,7 +254,7 @@ def _suggested_rename(
     w = old[index]
     if w.name not in dropped or w.name == added.name or w.type != added.type:
         return []
-    old_parent = paths.writer[:len(paths.writer) - len(added.name)].removesuffix(".")
+    old_parent = paths.writer[:len(paths.writer) - len(segment(added.name))].removesuffix(".")
     return [Operation(OpKind.RENAME, paths.reader, w.name, added.name,
                       "suggested: same type and position", join(old_parent, w.name))]
 
