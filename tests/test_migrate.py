@@ -111,11 +111,14 @@ def test_the_rename_given_as_ddl_is_applied_step_by_step_behind_its_views(spark:
     assert [f.name for f in spark.table("mig.shipments").schema.fields] == ["id", "weight_kg", "status", "dt"]
     assert not spark.catalog.tableExists("mig.shipments__v1")
     status = run_here("migrate", "status", "--plan", str(plan_file))
-    assert all(line.split()[-1] == "applied" for line in status.stdout.splitlines()[1:]), status.stdout
+    assert all(line.split()[1] == "applied" for line in status.stdout.splitlines()[1:]), status.stdout
     recorded = spark.sql("SELECT step, status, version_before, version_after FROM schemaguard.migrations "
                          f"WHERE plan_id = '{status.stdout.split()[1]}' ORDER BY started_at").collect()
     assert [r["step"] for r in recorded if r["status"] == "applied"] == steps
-    assert all(r["version_after"] >= r["version_before"] for r in recorded)
+    started = {r["step"]: r["version_before"] for r in recorded if r["status"] == "started"}
+    assert set(started) == set(steps)  # each step was recorded `started` before its first statement
+    assert all(r["version_after"] >= r["version_before"] == started.get(r["step"], r["version_before"])
+               for r in recorded if r["status"] == "applied")
 
 
 def test_a_refuted_entry_check_applies_nothing(spark: Any, tmp_path: Path) -> None:

@@ -150,9 +150,9 @@ def written(statement: str) -> tuple[str, str]:
     """What one statement writes: ("table" | "view", its normalised name)."""
     from sqlglot import exp
 
-    restore = statement.upper().rfind(" TO VERSION AS OF ")
-    if statement.upper().startswith("RESTORE TABLE ") and restore > 0:  # Delta's own: sqlglot has no RESTORE
-        return "table", _norm(statement[len("RESTORE TABLE "):restore])
+    restore = _restored(statement)
+    if restore is not None:
+        return "table", _norm(restore)
     tree = _parsed(statement)
     if isinstance(tree, exp.Alter | exp.Update | exp.Merge):
         return "table", _norm(tree.this.sql(dialect="spark"))
@@ -161,6 +161,13 @@ def written(statement: str) -> tuple[str, str]:
         if isinstance(named, exp.Table):  # a DROP names it among `tables`
             return "view", _norm(named.sql(dialect="spark"))
     raise MigrationError(f"a step's statement is not one a migration step runs: {statement[:80]}")
+
+
+def _restored(statement: str) -> str | None:
+    """The table a `RESTORE TABLE t TO VERSION AS OF n` names (Delta's own: sqlglot has no RESTORE)."""
+    at = statement.upper().rfind(" TO VERSION AS OF ")
+    return statement[len("RESTORE TABLE "):at] if statement.upper().startswith("RESTORE TABLE ") and at > 0 \
+        else None
 
 
 def _parsed(statement: str) -> Any:
@@ -212,6 +219,8 @@ def already_done(statement: str, now: TableNow) -> bool:
 
     from schemaguard.plan.ddl import column_path, dropped_paths
 
+    if _restored(statement) is not None:
+        return False  # restoring the same version again leaves the same table
     tree = _parsed(statement)
     if not isinstance(tree, exp.Alter):
         return False

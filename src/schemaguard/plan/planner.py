@@ -28,7 +28,7 @@ from math import ceil
 from typing import Literal, NamedTuple, get_args
 
 from schemaguard.base import Options, Problem
-from schemaguard.model import Field, Schema, SchemaTransform, transform
+from schemaguard.model import Field, Schema, SchemaTransform, parent_and_name, transform
 from schemaguard.names import Identity
 from schemaguard.proofs import BACKFILLED_FROM
 from schemaguard.rules.changes import Operation, OpKind, diff
@@ -314,7 +314,7 @@ def operations(old: Schema, new: Schema, identity: Identity,
     """The change as operations; each intended rename (old path, new path) is one RENAME."""
     if not renames:
         return diff(old, new, identity)
-    aliases = {new_path: old_path.rsplit(".", 1)[-1] for old_path, new_path in renames}
+    aliases = {new_path: parent_and_name(old_path)[1] for old_path, new_path in renames}
     aliased = transform(new, _Aliases(aliases))
     intended = {new_path for _, new_path in renames}
     ops = []
