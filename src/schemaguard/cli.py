@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -255,7 +256,8 @@ def check(
     not_null: Annotated[list[str] | None, typer.Option("--not-null", help="COL has no nulls, in no file "
                                                        "missing (repeatable)")] = None,
     backfilled: Annotated[list[str] | None, typer.Option("--backfilled", help="every file holds COL, "
-                                                         "without nulls (repeatable)")] = None,
+                                                         "without nulls; or 'NEW from OLD': NEW is null "
+                                                         "only where OLD is (repeatable)")] = None,
     agree: Annotated[list[str] | None, typer.Option("--agree", help="A=B, or a Spark SQL boolean "
                                                     "expression, where both sides are written")] = None,
     fits: Annotated[list[str] | None, typer.Option("--fits", help="COL:TYPE: every value fits the narrower "
@@ -484,27 +486,33 @@ def migrate(
     from schemaguard.report.catalog import MIGRATIONS, migration_rows, migration_rows_from_log
     from schemaguard.spark import embedded_table_location, get_spark
 
+    # The records come from the migrations table's own log where its place is known (the embedded
+    # catalog, once the table exists): `status` needs no Spark, and a step no metastore read.
     records = embedded_table_location(reports.catalog, reports.database, MIGRATIONS)
-    if action == "status" and records is not None:  # the table's log read directly: no Spark
-        _show_status(m, migration_rows_from_log(records, m.plan_id))
+    recorded = migration_rows_from_log(records, m.plan_id) if records is not None else None
+    if action == "status" and recorded is not None:
+        _show_status(m, recorded)
     _status("starting Spark (a migration step runs its checks and SQL through it)")
     spark = get_spark("schemaguard-migrate")
+    if recorded is None:
+        recorded = migration_rows(spark, reports, m.plan_id)
     if action == "status":
-        _show_status(m, migration_rows(spark, reports, m.plan_id))
+        _show_status(m, recorded)
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
-    if action == "rollback":
-        _show_run(migrating.run_rollback(m, spark, reports, apply), apply)
-        raise typer.Exit(0)
     in_spark = iceberg is None and m.target == m.table and "/" not in m.table
     if in_spark:
         _status(f"looking {m.table} up in the Spark catalog")
-    location = api.catalog_location(m.table, spark) if in_spark else m.table
-    read_now = partial(api.read_table, location, spark=spark, catalog=iceberg,
+    where = api.catalog_location(m.table, spark) if in_spark else m.table
+    m = replace(m, location=where if m.table_format == "delta" else None)
+    if action == "rollback":
+        _show_run(migrating.run_rollback(m, spark, reports, apply, recorded), apply)
+        raise typer.Exit(0)
+    read_now = partial(api.read_table, where, spark=spark, catalog=iceberg,
                        progress=_bars(OutputFormat.text))
     worst = 0
     for kind in kinds:
         run = migrating.run_step(m, kind, spark, reports, apply, read_now,
-                                 api.spark_factory("schemaguard-migrate", spark), iceberg)
+                                 api.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
         _show_run(run, apply)
         worst = max(worst, run.exit_code)
         if run.status not in ("applied", "already-applied"):
@@ -518,8 +526,9 @@ def _show_status(m: Any, rows: list[dict[str, Any]]) -> NoReturn:
 
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     for s in migrating.status(m, rows):
-        versions = ("" if s.version_before is None
-                    else f" (table version {s.version_before} -> {s.version_after})")
+        before, after = s.version_before, s.version_after
+        versions = ("" if before is None else f" (table version {before} before it)" if after is None
+                    else f" (table version {before} -> {after})")
         typer.echo(f"  {s.step:<16} {s.status}{versions}")
     raise typer.Exit(0)
 

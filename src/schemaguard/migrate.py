@@ -71,6 +71,7 @@ class Migration:
     target: str  # as its SQL names it
     table_format: str
     views: tuple[str, ...]
+    location: str | None = None  # where the table's files are, once known (its log's commits count versions)
 
     @property
     def operations(self) -> list[dict[str, Any]]:
@@ -246,17 +247,16 @@ def already_done(statement: str, now: TableNow) -> bool:
 
 def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfig, apply: bool,
              read_table: Callable[[], Any], spark_factory: Callable[[], Any],
-             iceberg: CatalogRef | None = None) -> StepRun:
+             recorded: Sequence[dict[str, Any]], iceberg: CatalogRef | None = None) -> StepRun:
     """One step, gated: entry checks now, then (with `apply`) its SQL, its exit checks, its record.
-    `read_table` reads the table from disk as it is now (for the data proofs). An Iceberg table
-    of an `iceberg` catalog is changed through pyiceberg's `update_schema()`. A step recorded
-    `started` (a run killed inside it) is finished: its entry checks held when it started."""
-    from schemaguard.report.catalog import migration_rows
-
+    `read_table` reads the table from disk as it is now (for the data proofs); `recorded` are the
+    plan's rows of the `migrations` table. An Iceberg table of an `iceberg` catalog is changed
+    through pyiceberg's `update_schema()`. A step recorded `started` (a run killed inside it) is
+    finished: its entry checks held when it started."""
     step = plan_step(m.doc, kind)
     statements = tuple(str(s) for s in step.get("sql") or ())
     guard(statements, m)
-    state = step_states(migration_rows(spark, catalog, m.plan_id)).get(kind)
+    state = step_states(recorded).get(kind)
     if state is not None and state.status == APPLIED:
         return StepRun(kind, "already-applied", "proven", (), statements, state.version_before,
                        state.version_after)
@@ -427,9 +427,16 @@ def entry_checks(step: dict[str, Any], read_table: Callable[[], Any],
 
 
 def table_version(spark: SparkSession, m: Migration) -> int | None:
-    """The table's version now: Delta's latest commit (None for other formats)."""
+    """The table's version now: Delta's latest commit, from its log's listing where the table's
+    place is known, else from Delta's history (None for other formats)."""
     if m.table_format != "delta":
         return None
+    if m.location is not None:
+        from schemaguard.formats.delta import latest_commit
+        from schemaguard.lake.discover import resolve
+
+        filesystem, root, _ = resolve(m.location)
+        return latest_commit(filesystem, f"{root.rstrip('/')}/_delta_log")
     rows = spark.sql(f"DESCRIBE HISTORY {m.target} LIMIT 1").collect()
     return int(rows[0]["version"]) if rows else None
 
@@ -478,13 +485,13 @@ def _record(spark: SparkSession, catalog: CatalogConfig, m: Migration, run: Step
 # Rollback and status
 
 
-def rollback_statements(m: Migration, spark: SparkSession, catalog: CatalogConfig) -> tuple[list[str], str]:
+def rollback_statements(m: Migration, spark: SparkSession, recorded: Sequence[dict[str, Any]]
+                        ) -> tuple[list[str], str]:
     """What undoes the expand phase (applied, or started and killed), and what it discards, said
     before it runs."""
     from schemaguard.plan.sql import view_sql
-    from schemaguard.report.catalog import migration_rows
 
-    states = step_states(migration_rows(spark, catalog, m.plan_id))
+    states = step_states(recorded)
     expand, contract = states.get("expand"), states.get("contract")
     if expand is None or expand.status not in WROTE:
         return [], "nothing to roll back: expand was never run"
@@ -507,10 +514,11 @@ def rollback_statements(m: Migration, spark: SparkSession, catalog: CatalogConfi
         "cannot drop a column without column mapping)")
 
 
-def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, apply: bool) -> StepRun:
+def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, apply: bool,
+                 recorded: Sequence[dict[str, Any]]) -> StepRun:
     """The rollback, recorded `started` before its first statement like any step, so that a
     killed one is simply run again (each of its statements is idempotent or skipped when done)."""
-    statements, what = rollback_statements(m, spark, catalog)
+    statements, what = rollback_statements(m, spark, recorded)
     guard(statements, m)
     if not statements or not apply:
         return StepRun(ROLLBACK, "would-apply", "proven", (), tuple(statements), notes=(what,))

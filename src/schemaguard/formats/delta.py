@@ -115,6 +115,12 @@ def delta_schemas(filesystem: pafs.FileSystem, log: str,
     return [(f"v{s.version}", s.schema) for s in read.schemas], list(read.notes)
 
 
+def latest_commit(filesystem: pafs.FileSystem, log: str) -> int | None:
+    """The newest commit's version in a `_delta_log` directory (its table's version), None without one."""
+    entries = filesystem.get_file_info(pafs.FileSelector(log))
+    return max((int(m.group(1)) for e in entries if (m := _COMMIT.fullmatch(e.base_name))), default=None)
+
+
 def holds_commits(filesystem: pafs.FileSystem, log: str) -> bool:
     """Whether a `_delta_log` directory holds a commit or a checkpoint: without one, Delta itself
     says the directory is not a Delta table. An unlistable log counts as one (its read says why)."""

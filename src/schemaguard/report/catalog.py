@@ -488,9 +488,10 @@ def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) ->
     return [r.asDict() for r in rows]
 
 
-def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]]:
+def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]] | None:
     """`migration_rows` read without Spark: the table's Delta log (formats/delta.py) names its
-    files, pyarrow reads them. No table there yet: no rows."""
+    files, pyarrow reads them. None when no table is there (only the metastore can say whether
+    it is elsewhere or not made yet)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.fs as pafs
@@ -501,7 +502,7 @@ def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]
     log = location / "_delta_log"
     fs = pafs.LocalFileSystem()
     if not log.is_dir() or not holds_commits(fs, str(log)):
-        return []
+        return None
     snapshot = read_delta_log(fs, str(log), str(location))
     tables = [pq.read_table(location / f.path) for f in snapshot.files]
     if not tables:
