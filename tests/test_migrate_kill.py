@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -71,8 +72,8 @@ def test_a_step_killed_after_each_commit_resumes_and_a_killed_rollback_restores_
         .partitionBy("dt").save(str(table))
     original = table_rows(spark, table)
     plan = tmp_path / "plan.json"
-    done = run_here("plan", "--table", str(table), "--ddl", "ALTER TABLE parcels RENAME COLUMN weight TO weight_kg",
-                    "--format", "json")
+    done = run_here("plan", "--table", str(table), "--ddl",
+                    "ALTER TABLE parcels RENAME COLUMN weight TO weight_kg", "--format", "json")
     plan.write_text(done.stdout)
     assert [s["kind"] for s in json.loads(done.stdout)["steps"]][:3] == ["expand", "dual-write", "backfill"]
     [v0] = commits(table)
@@ -81,7 +82,7 @@ def test_a_step_killed_after_each_commit_resumes_and_a_killed_rollback_restores_
     killed = migrate(home, plan, "start", "--apply", kill_at_commit=(table, v0 + 1))
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert commits(table) == [v0, v0 + 1]
-    assert table_rows(spark, table, "id, weight, dt, weight_kg") == [r + (None,) for r in original]
+    assert table_rows(spark, table, "id, weight, dt, weight_kg") == [(*r, None) for r in original]
     assert status_of(home, plan)["expand"] == f"started (table version {v0} before it)"
     rerun = migrate(home, plan, "start", "--apply")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
@@ -105,5 +106,52 @@ def test_a_step_killed_after_each_commit_resumes_and_a_killed_rollback_restores_
     rerun = migrate(home, plan, "rollback", "--apply")
     assert rerun.returncode == 0, killed.stdout + rerun.stdout + rerun.stderr
     assert table_rows(spark, table) == original
-    assert [f.name for f in spark.read.format("delta").load(str(table)).schema.fields] == ["id", "weight", "dt"]
+    schema = spark.read.format("delta").load(str(table)).schema
+    assert [f.name for f in schema.fields] == ["id", "weight", "dt"]
     assert status_of(home, plan)["expand"] == "rolled-back"
+
+
+def test_an_iceberg_metadata_step_killed_after_its_commit_is_finished_without_a_second_commit(
+        spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    from pyiceberg.schema import Schema as IcebergSchema
+    from pyiceberg.types import DoubleType, LongType, NestedField
+
+    from tests.helpers import sql_catalog
+
+    home, plan = tmp_path / "home", tmp_path / "plan.json"
+    with sql_catalog(tmp_path) as cat:
+        table = cat.create_table("db.parcels", IcebergSchema(
+            NestedField(1, "id", LongType(), required=False),
+            NestedField(2, "weight", DoubleType(), required=False)))
+        table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "weight": [1.5, None]}))
+        where = ("--catalog", "test", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db")
+        done = run_here("plan", "--table", "db.parcels", *where, "--ddl",
+                        "ALTER TABLE db.parcels RENAME COLUMN weight TO weight_kg", "--identity", "id",
+                        "--format", "json")
+        plan.write_text(done.stdout)
+        metadata = Path(table.metadata_location.removeprefix("file://")).parent
+        known = set(metadata.glob("*.metadata.json"))
+
+        def current() -> str:  # the catalog's pointer, read from its sqlite file: the commit itself
+            with sqlite3.connect(tmp_path / "catalog.db") as db:
+                return str(db.execute("SELECT metadata_location FROM iceberg_tables").fetchone()[0])
+
+        before = current()
+        env = {**os.environ, "SCHEMAGUARD_HOME": str(home)}
+        step = [str(SCHEMAGUARD), "migrate", "step", "--step", "edit", "--apply", "--plan", str(plan), *where]
+        proc = subprocess.Popen(step, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        while proc.poll() is None and current() == before:
+            time.sleep(0.002)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=300)
+        assert [f.name for f in cat.load_table("db.parcels").schema().fields] == ["id", "weight_kg"]
+        assert status_of(home, plan)["edit"] == "started (table version 0 before it)"
+        rerun = subprocess.run(step, env=env, capture_output=True, text=True, timeout=300)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert "step edit: applied (table version 0 -> 1)" in rerun.stdout
+        assert "the table's schema already shows the step: nothing committed" in rerun.stdout
+        assert len(set(metadata.glob("*.metadata.json")) - known) == 1  # one commit, the killed run's
+        assert current() != before
+        assert cat.load_table("db.parcels").schema().find_field("weight_kg").field_id == 2

@@ -39,16 +39,18 @@ def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
 def test_a_dotted_top_level_name_is_never_taken_for_the_struct_beside_it(spark: Any, tmp_path: Path) -> None:
     spark.sql("CREATE DATABASE IF NOT EXISTS odd")
     spark.sql("DROP TABLE IF EXISTS odd.dotted")
-    spark.sql(f"CREATE TABLE odd.dotted (id BIGINT, `a.b` STRING, a STRUCT<b: STRING>, dt STRING) USING delta "
-              f"PARTITIONED BY (dt) {MAPPED}")
-    data = [(i, None if i % 4 == 0 else f"top{i}", (f"nested{i}",), f"2024-01-0{1 + i % 2}") for i in range(12)]
+    spark.sql("CREATE TABLE odd.dotted (id BIGINT, `a.b` STRING, a STRUCT<b: STRING>, dt STRING) "
+              f"USING delta PARTITIONED BY (dt) {MAPPED}")
+    data = [(i, None if i % 4 == 0 else f"top{i}", (f"nested{i}",), f"2024-01-0{1 + i % 2}")
+            for i in range(12)]
     spark.createDataFrame(data, "id long, `a.b` string, a struct<b: string>, dt string") \
         .writeTo("odd.dotted").append()
     doc = planned(tmp_path, "dotted", "--table", "odd.dotted", "--spark-catalog", "--ddl",
                   "ALTER TABLE odd.dotted RENAME COLUMN `a.b` TO a_b")
     sql = {s["kind"]: s["sql"] for s in doc["steps"]}
     assert sql["expand"][0] == "ALTER TABLE odd.dotted ADD COLUMNS (`a_b` STRING AFTER `id`)"
-    assert sql["backfill"] == ["UPDATE odd.dotted SET `a_b` = `a.b` WHERE `a_b` IS NULL AND `a.b` IS NOT NULL"]
+    assert sql["backfill"] == [
+        "UPDATE odd.dotted SET `a_b` = `a.b` WHERE `a_b` IS NULL AND `a.b` IS NOT NULL"]
     assert sql["contract"][-1] == "ALTER TABLE odd.dotted DROP COLUMNS (`a.b`)"
     old_view = next(v for v in doc["views"] if v["shape"] == "old")
     assert old_view["sql"] == ("CREATE OR REPLACE VIEW `odd`.`dotted__v1` AS SELECT `id`, COALESCE(`a.b`, "
@@ -60,7 +62,8 @@ def test_a_dotted_top_level_name_is_never_taken_for_the_struct_beside_it(spark: 
     assert "step backfill: applied" in migrate(tmp_path, "dotted", "step", "--step", "backfill", "--apply")
     assert rows(spark, "SELECT id, a_b, `a.b`, a.b, a FROM odd.dotted") == sorted(
         ((i, top, top, nested, (nested,)) for i, top, (nested,), _ in data), key=repr)
-    assert [f.name for f in spark.table("odd.dotted").schema["a"].dataType.fields] == ["b"]  # struct untouched
+    struct = spark.table("odd.dotted").schema["a"].dataType
+    assert [f.name for f in struct.fields] == ["b"]  # the struct beside it untouched
     assert rows(spark, "SELECT id, `a.b`, a.b FROM odd.dotted__v1") == sorted(
         ((i, top, nested) for i, top, (nested,), _ in data), key=repr)
     assert rows(spark, "SELECT id, a_b FROM odd.dotted__v2") == sorted(((i, top) for i, top, _, _ in data),
@@ -100,9 +103,10 @@ def test_backticks_spaces_non_ascii_and_a_dotted_new_name_plan_apply_and_roll_ba
 
 def test_a_table_path_with_a_space_gets_views_it_can_name(spark: Any, tmp_path: Path) -> None:
     where = tmp_path / "ord ers"
-    spark.createDataFrame([(1, "a"), (2, None)], "id long, customer string").write.format("delta").save(str(where))
-    assert_usage_error(run_here("plan", "--table", str(where), "--ddl", "ALTER TABLE t RENAME COLUMN customer "
-                                "TO customer_id", "--view-name", "{table}-v{version}"),
+    spark.createDataFrame([(1, "a"), (2, None)], "id long, customer string").write.format("delta") \
+        .save(str(where))
+    assert_usage_error(run_here("plan", "--table", str(where), "--ddl", "ALTER TABLE t RENAME COLUMN "
+                                "customer TO customer_id", "--view-name", "{table}-v{version}"),
                        "--view-name '{table}-v{version}': a view name is letters, digits and _")
     doc = planned(tmp_path, "spaced", "--table", str(where), "--ddl",
                   "ALTER TABLE `ord ers` RENAME COLUMN customer TO customer_id")

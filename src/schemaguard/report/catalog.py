@@ -485,7 +485,9 @@ def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) ->
         return []
     rows = (spark.table(name).where(F.col("plan_id") == F.lit(plan_id))
             .orderBy("started_at", "finished_at").collect())
-    return [r.asDict() for r in rows]
+    # PySpark gives a TIMESTAMP as a naive datetime in this process's local time: made an instant
+    return [{k: v.astimezone(UTC) if isinstance(v, datetime) else v for k, v in r.asDict().items()}
+            for r in rows]
 
 
 def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]] | None:
@@ -504,14 +506,16 @@ def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]
     if not log.is_dir() or not holds_commits(fs, str(log)):
         return None
     snapshot = read_delta_log(fs, str(log), str(location))
-    tables = [pq.read_table(location / f.path) for f in snapshot.files]
+    # Spark writes TIMESTAMP as INT96 (UTC instants): read as microseconds, made aware below
+    tables = [pq.read_table(location / f.path, coerce_int96_timestamp_unit="us") for f in snapshot.files]
     if not tables:
         return []
     table = pa.concat_tables(tables, promote_options="permissive")
     table = table.filter(pc.equal(table["plan_id"], plan_id))
     rows: list[dict[str, Any]] = table.sort_by([("started_at", "ascending"),
                                                 ("finished_at", "ascending")]).to_pylist()
-    return rows
+    return [{k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
+             for k, v in r.items()} for r in rows]
 
 
 def record_migration(spark: SparkSession, catalog: CatalogConfig, row: dict[str, Any]) -> None:
