@@ -27,7 +27,7 @@ from schemaguard.names import (
     MERGE_PROFILE_NAMES,
     PROFILE_NAMES,
 )
-from schemaguard.spark import kept_conf
+from schemaguard.spark import kept_conf, tune_report_writes
 
 if TYPE_CHECKING:
     from schemaguard.base import Options
@@ -500,6 +500,7 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
         config = replace(config, incremental=False)
     say = announce or (lambda _: None)
     started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole call's
+    auditing.check_paths(config)
     session = spark
     if session is None and auditing.needs_spark(config):
         from schemaguard.spark import get_spark
@@ -512,6 +513,10 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
         session = get_spark("schemaguard-audit", config.spark)
     spark_start = time.monotonic() - clock if session is not None and spark is None else 0.0
     writes = config.catalog.enabled and session is not None
+    if writes and spark is not None:  # the caller's session: refused now, before anything is written
+        from schemaguard.spark import require_delta
+
+        require_delta(spark, "the catalog report (Delta tables)")
     if writes:
         from schemaguard.report import catalog as catalog_tables
 
@@ -528,6 +533,7 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
         writing = time.monotonic()
         metastore.join()
         with kept_conf(spark):
+            tune_report_writes(session)
             catalog_tables.write_run(session, run, config.catalog, label, new_id=run_id is None)
         done = time.monotonic()
         run = replace(run, finished_at=started + timedelta(seconds=done - clock),

@@ -67,6 +67,25 @@ def needs_spark(config: AuditConfig) -> bool:
             or any(t.catalog_table and not t.iceberg_catalog for t in config.tables))
 
 
+def check_paths(config: AuditConfig) -> None:
+    """Refuse a configured table path that does not exist, before Spark starts (a listing would
+    say so too, but only after the JVM's start)."""
+    from pyarrow import fs as pafs
+
+    from schemaguard.lake.discover import redacted, resolve
+
+    for t in config.tables:
+        if t.path is None:
+            continue
+        try:
+            filesystem, root, _ = resolve(t.path)
+            missing = filesystem.get_file_info(root).type == pafs.FileType.NotFound
+        except (DiscoveryError, OSError) as e:
+            raise AuditError(f"table {t.name}: {first_line(e)}") from None
+        if missing:
+            raise AuditError(f"table {t.name}: no such table path: {redacted(t.path)}")
+
+
 def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
               progress: Progress = no_progress, now: datetime | None = None,
               spark_start: float = 0.0, since: float | None = None) -> AuditRun:

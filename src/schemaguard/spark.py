@@ -45,6 +45,11 @@ def delta_jars() -> list[Path]:
     return jars
 
 
+# Delta rebuilds a table's state in this many tasks on every read; 50 (Delta's default) costs
+# 40-90 s per report write on 2 cores, 2 about 13 s (measured; the report tables are tiny).
+REPORT_SNAPSHOT_PARTITIONS = {"spark.databricks.delta.snapshotPartitions": "2"}
+
+
 def embedded_conf(home: Path) -> dict[str, str]:
     """Settings of the embedded default session, every path under `home`."""
     java_opts = f"-Dderby.system.home={home}"
@@ -63,9 +68,7 @@ def embedded_conf(home: Path) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
-        # Delta rebuilds a table's state in this many tasks on every read; 50 (the default) costs
-        # 40-90 s per report write on 2 cores, 2 about 13 s (measured; the report tables are tiny).
-        "spark.databricks.delta.snapshotPartitions": "2",
+        **REPORT_SNAPSHOT_PARTITIONS,
     }
 
 
@@ -75,6 +78,39 @@ def embedded_table_location(catalog: str | None, database: str, table: str) -> P
     if catalog is not None or spark_already_configured({}):
         return None
     return home_dir() / "warehouse" / f"{database.lower()}.db" / table.lower()
+
+
+DELTA_PACKAGE = "io.delta:delta-spark_2.13:4.4.0"  # the jars `make setup` fetches, as a Maven coordinate
+
+
+def require_delta(spark: SparkSession, what: str) -> None:
+    """Refuse at once (before anything is read or written) a session that cannot run Delta SQL:
+    its settings name Delta's extension and catalog, and its JVM has Delta's classes."""
+    missing = []
+    if DELTA_EXTENSION not in (spark.conf.get("spark.sql.extensions", "") or ""):
+        missing.append(f"spark.sql.extensions={DELTA_EXTENSION}")
+    if (spark.conf.get("spark.sql.catalog.spark_catalog", "") or "") != DELTA_CATALOG:
+        missing.append(f"spark.sql.catalog.spark_catalog={DELTA_CATALOG}")
+    jvm = getattr(getattr(spark, "sparkContext", None), "_jvm", None)
+    if jvm is not None:
+        from py4j.java_gateway import JavaClass
+
+        # py4j answers a name the JVM has no class for with a JavaPackage (delta-spark's own
+        # Python API then fails with "'JavaPackage' object is not callable")
+        if not isinstance(jvm.io.delta.tables.DeltaTable, JavaClass):
+            missing.append(f"the delta-spark jars (spark.jars.packages={DELTA_PACKAGE}, or on the classpath)")
+    if missing:
+        raise UsageError(f"{what} needs Delta in the Spark session; this one lacks {'; '.join(missing)} "
+                         "(set them when the session is built; `--no-catalog`/`catalog=False` skips the "
+                         "catalog write)")
+
+
+def tune_report_writes(spark: SparkSession) -> None:
+    """Settings for writing the small report tables fast; the caller restores the session's own
+    (`kept_conf`) once the write is done."""
+    for key, value in REPORT_SNAPSHOT_PARTITIONS.items():
+        with contextlib.suppress(Exception):  # a session that refuses a runtime setting keeps its own
+            spark.conf.set(key, value)
 
 
 def spark_already_configured(conf: dict[str, str]) -> bool:

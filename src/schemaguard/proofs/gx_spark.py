@@ -16,7 +16,7 @@ import contextlib
 import importlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,7 @@ from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
 from schemaguard.formats.spark_ddl import quoted
 from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema, segment
 from schemaguard.proofs import SAMPLE, Proof
-from schemaguard.proofs.stats import Lookup, range_of
+from schemaguard.proofs.stats import range_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -253,7 +253,8 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
         columns = ", ".join(quoted(c) for c in shown) or "1"
         expectation = UnexpectedRowsExpectation(
             unexpected_rows_query=f"SELECT {columns} FROM {{batch}} WHERE {bad}")
-        result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
+        with _kept_view(df.sparkSession, GX_VIEW):
+            result = batch.validate(expectation, result_format={"result_format": "COMPLETE"})
     info = result.exception_info or {}
     if info.get("raised_exception") or "observed_value" not in (result.result or {}):
         # GX reports a failed query as a result, not an error: never read it as "no offending row"
@@ -263,18 +264,37 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     return count, tuple(_row(r) for r in rows[:SAMPLE])
 
 
+# Great Expectations runs a query expectation over a temp view it names `tmp_view` (its query
+# metrics call createOrReplaceTempView("tmp_view")): a caller's own view of that name is put back.
+GX_VIEW = "tmp_view"
+
+
+@contextlib.contextmanager
+def _kept_view(spark: SparkSession, name: str) -> Iterator[None]:
+    """Leave the session's temp view `name` as it was: put back if it existed, else dropped."""
+    theirs = next((spark.table(name) for t in spark.catalog.listTables(pattern=name)
+                   if t.isTemporary and t.name == name), None)
+    try:
+        yield
+    finally:
+        if theirs is not None:
+            theirs.createOrReplaceTempView(name)
+        else:
+            spark.catalog.dropTempView(name)
+
+
 def _row(r: Any) -> dict[str, Any]:
     data = r.asDict() if hasattr(r, "asDict") else dict(r)
     return {k: v if isinstance(v, int | float | str | bool) or v is None else str(v) for k, v in data.items()}
 
 
-def needed(proof: Proof, lookup: Lookup) -> list[str]:
-    """The columns a proof reads (for an expression, every name it may use is left to Spark)."""
+def named_columns(proof: Proof) -> list[str]:
+    """The columns a proof names (an `agree` expression's names are Spark's to find)."""
     if proof.kind == "agree":
         left, sep, right = proof.column.partition("=")
         if sep and left.strip().isidentifier() and right.strip().isidentifier() and "=" not in right:
             return [left.strip(), right.strip()]
         return []
     if proof.kind == "backfilled" and proof.source is not None:
-        return [lookup.name, proof.source]
-    return [lookup.name]
+        return [proof.column, proof.source]
+    return [proof.column]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from difflib import get_close_matches
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -20,13 +21,13 @@ from schemaguard.formats.parquet import FileFooter
 from schemaguard.lake.discover import parse_partition, partition_dir, spark_order_key
 from schemaguard.lake.history import date_partition_column, files_per_day, partition_day
 from schemaguard.lake.table import TableRead
-from schemaguard.model import DataType
+from schemaguard.model import DataType, fields_of
 from schemaguard.proofs import PARTITIONS, SAMPLE, DecidedBy, Proof, ProofResult, Verdict
 from schemaguard.proofs.drift import THRESHOLD, largest_step
 from schemaguard.proofs.gx_spark import (
     DataProofError,
     extremes_on_data,
-    needed,
+    named_columns,
     prove_on_data,
     values_on_data,
 )
@@ -90,6 +91,7 @@ def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope()
     """Every proof's verdict over the files in scope; `spark` is called (Spark started) only when
     some file needs its data read. Values appear in samples only `with_values`, and never for a
     proof that names a `sensitive` column."""
+    check_columns(table, proofs)
     files, unreadable = in_scope(table, scope)
     if not files:
         raise UsageError(f"{table.location}: no readable data file in the scope given")
@@ -98,6 +100,20 @@ def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope()
     return [_placed(_one(table, p, files, unreadable, spark, footer_only, keys,
                          with_values and not any(c in p.column.lower() for c in hidden)), date_col)
             for p in proofs]
+
+
+def check_columns(table: TableRead, proofs: Sequence[Proof]) -> None:
+    """Refuse a proof naming a column the table has in no version and not in its current schema
+    (a typo would otherwise read as a column missing from every file: "refuted"), with the
+    nearest name it does have. Before any data is read, so before Spark starts."""
+    schemas = [v.footer.schema for v in table.versions] + [s for s in [table.current()[1]] if s is not None]
+    known = {path.lower(): path for schema in schemas for path, _ in fields_of(schema)}
+    for proof in proofs:
+        for column in named_columns(proof):
+            if column.lower() not in known:
+                near = get_close_matches(column.lower(), list(known), n=1)
+                hint = f"; did you mean {known[near[0]]}?" if near else ""
+                raise UsageError(f"{proof.label}: no column {column} in {table.location}{hint}")
 
 
 def _placed(result: ProofResult, date_col: str | None) -> ProofResult:
@@ -131,7 +147,7 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
     if unknown and not footer_only and spark is not None:
         source = lookup(unknown[0].footer)
         try:
-            outcome = prove_on_data(spark(), table.listing.root, proof, unknown, needed(proof, lookup), keys,
+            outcome = prove_on_data(spark(), table.listing.root, proof, unknown, named_columns(proof), keys,
                                     with_values, source.type if source else None, target)
         except DataProofError as e:
             why.append(f"{len(unknown)} file(s) undecided: the data could not be checked: {e}")

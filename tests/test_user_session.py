@@ -1,0 +1,97 @@
+"""The user's own SparkSession and input, checked first and left as found: a session without
+Delta is refused before anything is read or written; a data proof on the user's session leaves
+their temp view `tmp_view` (the name Great Expectations uses) as it was; a column a proof names
+that the table does not have, and a configured path that does not exist, are one line (exit 2)
+before Spark starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import schemaguard as sg
+from schemaguard.demo import build_demo_lake
+from tests.helpers import assert_usage_error, run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("session")
+    build_demo_lake(directory)
+    return directory
+
+
+def test_a_typo_in_a_proofs_column_is_one_line_before_spark(lake: Path) -> None:
+    started = time.monotonic()
+    done = run("check", str(lake / "orders"), "--not-null", "idd", "--agree", "amount_cents = amount * 100")
+    assert_usage_error(done, "not-null idd: no column idd in", "; did you mean id?")
+    assert "starting Spark" not in done.stderr
+    assert time.monotonic() - started < 60  # no JVM: `make test-fast` would fail any start of one
+    done = run("check", str(lake / "orders"), "--backfilled", "amount_cents from amount_cent")
+    assert_usage_error(done, "no column amount_cent in", "did you mean amount_cents?")
+
+
+def test_an_audit_of_a_missing_path_says_so_before_spark(tmp_path: Path) -> None:
+    conf = tmp_path / "audit.toml"
+    conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n'
+                    f'[[tables]]\nname = "gone"\npath = "{tmp_path / "nowhere"}"\n')
+    done = run("audit", "--conf", str(conf))
+    assert_usage_error(done, "table gone: no such table path:", "nowhere")
+    assert "starting Spark" not in done.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+PLAIN_SESSION = """
+import sys, time
+from pyspark.sql import SparkSession
+import schemaguard as sg
+spark = SparkSession.builder.master("local[1]").appName("plain").config("spark.ui.enabled", "false").getOrCreate()
+started = time.monotonic()
+try:
+    sg.audit(sys.argv[1], spark=spark)
+except sg.InvalidInput as e:
+    print(f"refused in {time.monotonic() - started:.1f} s: {e}")
+scanned = sg.scan(sys.argv[2])  # read-only work runs on a plain session
+print("scan", scanned.ok, len(scanned.versions))
+"""
+
+
+@pytest.mark.spark
+def test_a_session_without_delta_is_refused_before_anything_is_written(lake: Path, tmp_path: Path) -> None:
+    conf = tmp_path / "audit.toml"
+    conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n'
+                    f'[[tables]]\nname = "orders"\npath = "{lake / "orders"}"\n')
+    done = subprocess.run([sys.executable, "-c", PLAIN_SESSION, str(conf), str(lake / "orders")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    refused, scanned = done.stdout.splitlines()[-2:]
+    assert refused.startswith("refused in "), done.stdout
+    assert float(refused.split()[2]) < 5
+    for named in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
+                  "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
+                  "the delta-spark jars (spark.jars.packages=io.delta:delta-spark_2.13:4.4.0"):
+        assert named in refused
+    assert scanned == "scan True 4"
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_data_proof_leaves_the_users_temp_view_and_settings_as_they_were(spark: Any, lake: Path) -> None:
+    spark.range(3).createOrReplaceTempView("tmp_view")
+    spark.range(5).createOrReplaceTempView("their_other_view")
+    before = (dict(spark.conf.getAll), sorted((t.name, t.isTemporary) for t in spark.catalog.listTables()))
+    checked = sg.check(str(lake / "orders"), agree=["amount_cents = amount * 100"], spark=spark)
+    assert checked.proofs[0].decided_by == "data"  # Great Expectations ran its query over `tmp_view`
+    assert [r["id"] for r in spark.table("tmp_view").collect()] == [0, 1, 2]
+    after = (dict(spark.conf.getAll), sorted((t.name, t.isTemporary) for t in spark.catalog.listTables()))
+    assert after == before
+    spark.catalog.dropTempView("tmp_view")
+    sg.check(str(lake / "orders"), agree=["amount_cents = amount * 100"], spark=spark)
+    assert not [t for t in spark.catalog.listTables() if t.name == "tmp_view"]  # none of ours left
+    spark.catalog.dropTempView("their_other_view")
