@@ -144,6 +144,7 @@ def test_check_plan_and_audit_on_the_callers_session(spark: Any, lake: Path, tmp
     assert [(r["run_id"], r["exit_code"]) for r in written] == [("api-run-1", 1)]  # in this session's catalog
     findings, proofs = audited.to_spark(spark), audited.to_pandas("proofs")
     assert findings.count() == len(audited.findings) and proofs.empty  # the configuration declares no proof
+    assert set(findings.columns) == set(spark.table("api_reports.findings").columns)  # one findings shape
     with pytest.raises(sg.InvalidInput, match="'nope' is not one of this result's tables: findings, proofs"):
         audited.to_pandas("nope")
     by_name = sg.scan("api.parcels", spark=spark)  # a name of this session's catalog

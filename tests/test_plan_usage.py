@@ -631,6 +631,7 @@ def test_the_plan_reads_query_logs_and_consumer_sql(tmp_path: Path) -> None:
     checks = {c["kind"]: c for c in doc["checks"]}
     assert code == 1 and checks["no-reads"]["status"] == "refuted"
     assert checks["no-reads"]["evidence"].startswith("1 queries by 1 reader(s), last ")
+    assert checks["no-reads"]["evidence"].endswith(": finance")  # the reader a team must move, by name
     assert checks["enum-consumers"]["status"] == "refuted"
     assert checks["enum-consumers"]["evidence"].startswith("4 consumer(s) need an unknown branch")
 
@@ -676,6 +677,7 @@ def test_the_plans_no_reads_check_from_event_logs(tmp_path: Path) -> None:
     reads = plan([run_event("crm_sync", "r1", recent, [orders], [who]),
                   run_event("daily", "r2", recent, [orders], [output({"n": [read_of(orders, "id")]})])])
     assert reads["status"] == "refuted" and "1 queries by 1 reader(s)" in reads["evidence"]
+    assert reads["evidence"].endswith(": airflow/crm_sync"), reads  # the job, in its namespace
     moved = plan([run_event("daily", "r2", recent, [orders], [output({"n": [read_of(orders, "id")]})]),
                   run_event("crm_sync", "r3", NOW - 45 * DAY, [orders],  # before the window
                             [output({"who": [read_of(orders, "customer")]})])])

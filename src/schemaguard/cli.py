@@ -596,18 +596,27 @@ def audit(
     raise typer.Exit(3 if proofs_exit and run.exit_code == 0 and unknown else run.exit_code)
 
 
+class FindingsFormat(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
 @app.command()
 def findings(
     conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
     where: Annotated[bool, typer.Option(
         "--where", help="only say where the latest reports are and the Spark SQL that reads the "
                         "findings (no Spark started)")] = False,
-    output: FormatOption = OutputFormat.text,
+    output: Annotated[FindingsFormat, typer.Option("--format", help="text, json or csv")] = (
+        FindingsFormat.text),
 ) -> None:
-    """The findings of the latest complete audit run, read back from the catalog with Spark SQL."""
+    """The findings of the latest complete audit run in the catalog: read from the report tables'
+    own Delta logs where their place is known (the embedded catalog), else with Spark SQL."""
     from schemaguard.config import load_config
     from schemaguard.report import catalog as catalog_tables
     from schemaguard.report import folder
+    from schemaguard.spark import embedded_table_location
 
     config = load_config(conf)
     query = catalog_tables.findings_query(config.catalog)
@@ -616,27 +625,45 @@ def findings(
         typer.echo(f"reports: {_shown(newest) if newest else f'none yet in {_shown(config.report_dir)}'}")
         typer.echo(f"catalog: `schemaguard findings --conf {conf}`, or in Spark SQL:\n{query}")
         return
+    runs, found = (embedded_table_location(config.catalog.catalog, config.catalog.database, name)
+                   for name in ("runs", "findings"))
+    rows = catalog_tables.findings_from_log(runs, found) if runs is not None and found is not None else None
+    if rows is None:
+        from pyspark.errors import AnalysisException
 
-    from pyspark.errors import AnalysisException
-    from rich.table import Table
+        from schemaguard.spark import get_spark
 
-    from schemaguard.report.console import console
-    from schemaguard.spark import get_spark
-
-    try:
-        rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
-    except AnalysisException as e:
-        fail(f"cannot read the findings (has an audit written to this catalog?): {first_line(e)}")
-    if output == OutputFormat.json:
+        _status("reading the findings with Spark SQL")
+        try:
+            rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
+        except AnalysisException as e:
+            fail(f"cannot read the findings (has an audit written to this catalog?): {first_line(e)}")
+    if output == FindingsFormat.json:
         _print_json(rows)
+    elif output == FindingsFormat.csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, ["run_id", "started_at", *catalog_tables.FINDINGS_COLUMNS])
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        _show_findings(rows)
+
+
+def _show_findings(rows: list[dict[str, Any]]) -> None:
+    """Each finding on a line of its own (severity, whole code, table, column, files, waived),
+    its message below it: nothing cut, no word wrapped by us, no None or True."""
+    if not rows:
+        typer.echo("no findings in the latest complete run")
         return
-    shown = Table(title="Findings of the latest complete run in the catalog", title_justify="left")
-    columns = ("severity", "code", "table_name", "column_path", "file_count", "waived", "message")
-    for column in columns:
-        shown.add_column(column)
-    for row in rows:
-        shown.add_row(*(str(row[c]) for c in columns))
-    console().print(shown)
+    typer.echo(f"findings of run {rows[0]['run_id']} (started {rows[0]['started_at']:%Y-%m-%d %H:%M:%S %Z}): "
+               f"{len(rows)}")
+    for r in rows:
+        files = f"{r['file_count']:,} file(s)" if r["file_count"] else ""
+        tags = " ".join(x for x in (r["table_name"], r["column_path"] or "", files,
+                                    "waived" if r["waived"] else "", "fails" if r["fails"] else "") if x)
+        typer.echo(f"{r['severity']:<8} {r['code']}  {one_line(tags)}")
+        typer.echo(f"         {one_line(r['message'])}")
 
 
 def _bars(output: OutputFormat) -> Callable[[int], Any]:

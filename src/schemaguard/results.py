@@ -370,10 +370,11 @@ class AuditResult(Result):
         return self.tables()["findings"]
 
     def tables(self) -> dict[str, list[dict[str, Any]]]:
-        doc = self.to_dict()
-        return {"findings": [*({"table": t["name"], **f} for t in doc["tables"] for f in t["findings"]),
-                             *doc["findings"]],
-                "proofs": [{"table": t["name"], **p} for t in doc["tables"] for p in t["proofs"]]}
+        """The run's findings and proofs as the catalog's `findings` and `proofs` tables hold them:
+        the same columns, whichever way they are read."""
+        from schemaguard.report.catalog import finding_rows, proof_rows
+
+        return {"findings": finding_rows(self.run), "proofs": proof_rows(self.run)}
 
     def failing(self) -> list[str]:
         return [f"{f.table}: {f.code} {f.path or ''} {f.message}".replace("  ", " ")

@@ -105,6 +105,9 @@ def _proof_evidence(r: ProofResult) -> str:
     return f"decided by {r.decided_by}, {read}"
 
 
+READERS_NAMED = 10  # readers a no-reads check names; the rest are counted
+
+
 def _no_reads(check: Check, usage: Usage | None) -> Check:
     if usage is None:
         return replace(check, evidence="no --query-log given")
@@ -112,8 +115,11 @@ def _no_reads(check: Check, usage: Usage | None) -> Check:
     seen = {c.lower(): u for c, u in usage.columns.items()}.get(top.lower())
     if seen is not None:
         when = f", last {seen.last_read.isoformat(timespec='seconds')}" if seen.last_read else ""
+        who = sorted({*seen.readers, *seen.applications})
+        named = ", ".join(who[:READERS_NAMED]) + (f" and {len(who) - READERS_NAMED} more"
+                                                   if len(who) > READERS_NAMED else "")
         return replace(check, status="refuted", evidence=f"{seen.queries:,} queries by "
-                       f"{len(seen.readers)} reader(s){when}")
+                       f"{len(seen.readers)} reader(s){when}: {named}")
     if usage.unresolved:
         return replace(check, status="unknown", evidence=f"no resolved read, but {usage.unresolved:,} "
                        f"queries on the table could not be resolved")

@@ -418,11 +418,11 @@ def build_plan(request: PlanRequest, judge: Judge = not_run) -> Plan:
         why = decision.why + (" (proven on the data)" if safe and not decision.safe else "")
         planned = PlannedOperation(op, verdicts, safe, decision.strategy, why)
         decided.append((planned, decision.steps, decision.needs))
+    # Older writer schemas on disk that NEW cannot read are notes: no step of this change fixes
+    # those files, so they do not make its strategy (which its operations and steps agree with).
     notes = _unclaimed(problems, claimed, wanted)
     strategy: Strategy = max((o.strategy for o, _, _ in decided), key=STRATEGIES.index,
                              default="single-edit")
-    if notes:  # older writer schemas on disk that NEW cannot read: no edit fixes those files
-        strategy = "new-version"
     steps = _steps(decided, checks, request)
     return Plan(tuple(o for o, _, _ in decided), required_mode(request.deploy_order, request.readers_behind),
                 request.deploy_order, request.identity, request.profiles, strategy, steps,

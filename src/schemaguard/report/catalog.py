@@ -98,12 +98,16 @@ def table_names(catalog: CatalogConfig) -> dict[str, str]:
     return {name: quote(*_prefix(catalog), name) for name in TABLES}
 
 
+# A finding as `findings` stores it and `findings_query` reads it back (and `AuditResult.to_pandas`).
+FINDINGS_COLUMNS = ("table_name", "severity", "code", "column_path", "message", "file_count", "waived",
+                    "fails", "finding_key")
+
+
 def findings_query(catalog: CatalogConfig) -> str:
     """Spark SQL (one line) for the findings of the latest complete run, most severe first."""
     t = table_names(catalog)
     return (
-        "SELECT r.run_id, r.started_at, f.table_name, f.severity, f.code, f.column_path, f.message, "
-        "f.file_count, f.waived, f.fails, f.finding_key "
+        f"SELECT r.run_id, r.started_at, {', '.join(f'f.{c}' for c in FINDINGS_COLUMNS)} "
         f"FROM {t['findings']} f "
         f"JOIN (SELECT run_id, started_at FROM {t['runs']} WHERE status = 'complete' "
         "ORDER BY started_at DESC, run_id DESC LIMIT 1) r ON f.run_id = r.run_id "
@@ -491,9 +495,34 @@ def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) ->
 
 
 def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]] | None:
-    """`migration_rows` read without Spark: the table's Delta log (formats/delta.py) names its
-    files, pyarrow reads them. None when no table is there (only the metastore can say whether
-    it is elsewhere or not made yet)."""
+    """`migration_rows` read without Spark (`rows_from_log`); None when no table is there."""
+    rows = rows_from_log(location, ("plan_id", plan_id))
+    return None if rows is None else sorted(rows, key=lambda r: (r["started_at"], r["finished_at"]))
+
+
+def findings_from_log(runs: Path, findings: Path) -> list[dict[str, Any]] | None:
+    """What `findings_query` answers, read without Spark from the two tables' logs: the latest
+    complete run's findings, most severe first. None when either table is not there."""
+    complete = rows_from_log(runs, ("status", "complete"))
+    if complete is None:
+        return None
+    if not complete:
+        return []
+    latest = max(complete, key=lambda r: (r["started_at"], r["run_id"]))
+    found = rows_from_log(findings, ("run_id", latest["run_id"]))
+    if found is None:
+        return None
+    rank = {"error": 0, "warning": 1}
+    found.sort(key=lambda r: (rank.get(r["severity"], 2), r["table_name"], r["code"], r["finding_key"]))
+    return [{"run_id": latest["run_id"], "started_at": latest["started_at"],
+             **{k: r[k] for k in FINDINGS_COLUMNS}} for r in found]
+
+
+def rows_from_log(location: Path, where: tuple[str, str]) -> list[dict[str, Any]] | None:
+    """The rows of one of our Delta tables whose column `where[0]` equals `where[1]`, read without
+    Spark: its log (formats/delta.py) names the snapshot's files, pyarrow reads them. Times come
+    back as UTC instants. None when no table is there (only the metastore could say whether it
+    is elsewhere or not made yet)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.fs as pafs
@@ -511,11 +540,9 @@ def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]
     if not tables:
         return []
     table = pa.concat_tables(tables, promote_options="permissive")
-    table = table.filter(pc.equal(table["plan_id"], plan_id))
-    rows: list[dict[str, Any]] = table.sort_by([("started_at", "ascending"),
-                                                ("finished_at", "ascending")]).to_pylist()
+    table = table.filter(pc.equal(table[where[0]], where[1]))
     return [{k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
-             for k, v in r.items()} for r in rows]
+             for k, v in r.items()} for r in table.to_pylist()]
 
 
 def record_migration(spark: SparkSession, catalog: CatalogConfig, row: dict[str, Any]) -> None:
