@@ -6,6 +6,7 @@ before Spark starts."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -52,7 +53,8 @@ PLAIN_SESSION = """
 import sys, time
 from pyspark.sql import SparkSession
 import schemaguard as sg
-spark = SparkSession.builder.master("local[1]").appName("plain").config("spark.ui.enabled", "false").getOrCreate()
+spark = (SparkSession.builder.master("local[1]").appName("plain").config("spark.ui.enabled", "false")
+         .getOrCreate())
 started = time.monotonic()
 try:
     sg.audit(sys.argv[1], spark=spark)
@@ -95,3 +97,22 @@ def test_a_data_proof_leaves_the_users_temp_view_and_settings_as_they_were(spark
     sg.check(str(lake / "orders"), agree=["amount_cents = amount * 100"], spark=spark)
     assert not [t for t in spark.catalog.listTables() if t.name == "tmp_view"]  # none of ours left
     spark.catalog.dropTempView("their_other_view")
+
+
+def test_audit_my_table_in_one_line(lake: Path, tmp_path: Path) -> None:
+    done = run("audit", str(lake / "orders"), "--no-catalog", "--proof", "not-null id", "--proof",
+               "fits quantity:int64", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the demo lake fails its audit, as with its configuration
+    doc = json.loads(done.stdout)
+    [table] = doc["tables"]
+    assert table["name"] == "orders"
+    assert [(p["proof"], p["column"], p["verdict"]) for p in table["proofs"]] == [
+        ("not-null", "id", "unknown"), ("fits", "quantity:int64", "unknown")]
+    assert all("3 unreadable file(s) in scope" in p["why"] for p in table["proofs"])  # the demo's damage
+    assert (tmp_path / ".schemaguard" / "reports").is_dir()
+    assert "starting Spark" not in done.stderr
+    assert_usage_error(run("audit", str(lake / "orders"), "--conf", "x.toml"), "name tables or give --conf")
+    assert_usage_error(run("audit", str(lake / "orders"), "--no-catalog", "--proof", "nulls id"),
+                       "--proof 'nulls id': give KIND SUBJECT")
+    assert_usage_error(run("audit", str(lake / "orders"), "--no-catalog", "--proof", "not-null idd"),
+                       "no column idd", "did you mean id?")

@@ -472,7 +472,7 @@ def ddl_options(options: Options, properties: Mapping[str, str]) -> Options:
 
 def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, catalog: bool = True,
           run_id: str | None = None, tables: Sequence[str] = (), schema: str | None = None,
-          allow_quiet: bool = False, full: bool = False, reports: bool = True,
+          allow_quiet: bool = False, full: bool = False, reports: bool = True, proofs: Sequence[str] = (),
           progress: Any = None, announce: Callable[[str], None] | None = None) -> AuditResult:
     """Audit every configured table (a configuration file), or the tables at the given locations
     with the default settings: versions on disk against the current schema, drift, unreadable
@@ -488,12 +488,13 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
     if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
         raise UsageError(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' "
                          "and '-' only")
-    label = str(conf_or_tables) if isinstance(conf_or_tables, str | Path) else "(python: sg.audit)"
+    label = str(conf_or_tables) if isinstance(conf_or_tables, str | Path) else "(tables named: no conf)"
     if isinstance(conf_or_tables, str | Path):
+        if proofs:
+            raise UsageError("audit: proofs= go with named tables; a configuration file lists its proofs")
         config = load_config(conf_or_tables)
     else:
-        listed = [{"name": Path(str(t).rstrip("/")).name or str(t), "path": str(t)}
-                  for t in conf_or_tables]
+        listed = [{**_listed_table(str(t)), **_proof_keys(proofs)} for t in conf_or_tables]
         config = parse_config({"tables": listed}, Path.cwd() / "schemaguard.toml")
     config = select(config, list(tables), schema, catalog, allow_quiet)
     if full:
@@ -539,6 +540,33 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
         run = replace(run, finished_at=started + timedelta(seconds=done - clock),
                       phases=replace(run.phases, catalog=done - writing))
     return AuditResult(run, config, paths)
+
+
+def _listed_table(location: str) -> dict[str, str]:
+    """A table named on the command line as the configuration would list it: a catalog name
+    (db.table) that is not also a path is a catalog table; anything else a path or URI."""
+    if _catalog_name(location) and not Path(location).exists():
+        return {"name": location, "catalog_table": location}
+    return {"name": Path(location.rstrip("/")).name or location, "path": location}
+
+
+_PROOF_KEYS = {"not-null": "not_null", "backfilled": "backfilled", "agree": "agree", "fits": "fits",
+               "unit-drift": "unit_drift"}  # `values` takes its allowed set from a configuration
+
+
+def _proof_keys(proofs: Sequence[str]) -> dict[str, Any]:
+    """`KIND SUBJECT` proofs as a configured table's keys (`not-null channel` -> not_null)."""
+    keys: dict[str, Any] = {}
+    for text in proofs:
+        kind, _, subject = text.strip().partition(" ")
+        if kind == "values" and subject.strip():
+            keys.setdefault("values", []).append({"column": subject.strip()})
+        elif kind in _PROOF_KEYS and subject.strip():
+            keys.setdefault(_PROOF_KEYS[kind], []).append(subject.strip())
+        else:
+            raise UsageError(f"--proof {text!r}: give KIND SUBJECT, KIND one of "
+                             f"{', '.join([*_PROOF_KEYS, 'values'])}")
+    return keys
 
 
 def select(config: Any, names: list[str], schema: str | None, catalog: bool,

@@ -32,7 +32,7 @@ from schemaguard.model import Schema
 from schemaguard.proofs import ProofResult
 from schemaguard.proofs.findings import proof_finding
 from schemaguard.proofs.outcome import AuditRun, Phases, TableAudit
-from schemaguard.proofs.run import Scope, run_proofs
+from schemaguard.proofs.run import Scope, check_columns, run_proofs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -189,6 +189,10 @@ def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> 
     needs its data read. A table with nothing in scope proves nothing: each proof is unknown."""
     if not table.proofs:
         return ()
+    try:
+        check_columns(read, table.proofs)  # a column the table lacks is bad input, not a finding
+    except UsageError as e:
+        raise AuditError(f"table {table.name}: {e}") from None
 
     def session() -> SparkSession:
         from schemaguard.spark import get_spark

@@ -554,7 +554,14 @@ def _show_run(run: Any, apply: bool) -> None:
 
 @app.command()
 def audit(
-    conf: Annotated[Path, typer.Option("--conf", help="configuration file")] = Path("conf/schemaguard.toml"),
+    locations: Annotated[list[str] | None, typer.Argument(
+        help="tables to audit with the default settings, no configuration file: paths, URIs or "
+             "catalog names (db.table)", show_default=False)] = None,
+    conf: Annotated[Path | None, typer.Option(
+        "--conf", help="configuration file (default conf/schemaguard.toml when no table is named)")] = None,
+    proof: Annotated[list[str] | None, typer.Option(
+        "--proof", help="with named tables: a proof on each, as KIND SUBJECT (`not-null channel`, "
+                        "`fits qty:int32`, `backfilled 'new from old'`; repeatable)")] = None,
     run_id: Annotated[str | None, typer.Option(
         "--run-id", help="this run's id (a scheduler's id makes retries idempotent); default: new")] = None,
     tables: Annotated[list[str] | None, typer.Option(
@@ -578,8 +585,14 @@ def audit(
     from schemaguard.report import json as json_report
     from schemaguard.report import scan, terminal
 
-    result = api.audit(conf, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
-                       allow_quiet=allow_quiet, full=full,
+    if locations and conf is not None:
+        fail("audit: name tables or give --conf, not both (a configuration lists its own tables)")
+    if proof and not locations:
+        fail("audit: --proof goes with named tables; a configuration file lists its proofs per table")
+    conf = conf if conf is not None or locations else Path("conf/schemaguard.toml")
+    what: list[str] | Path = locations or conf or Path("conf/schemaguard.toml")
+    result = api.audit(what, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
+                       allow_quiet=allow_quiet, full=full, proofs=proof or (),
                        progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=_status)
     run, config, paths = result.run, result.config, result.reports
     if output == OutputFormat.json:
@@ -590,7 +603,8 @@ def audit(
             typer.echo(f"{fmt:>8}: {_shown(path)}")
         if config.catalog.enabled:
             typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
-                       f"read it back with `schemaguard findings --conf {conf}` or in Spark SQL:")
+                       "read it back with `schemaguard findings" + (f" --conf {conf}`" if conf else "`")
+                       + " or in Spark SQL:")
             typer.echo(catalog_tables.findings_query(config.catalog))
     unknown = any(p.verdict == "unknown" for t in run.tables for p in t.proofs)
     raise typer.Exit(3 if proofs_exit and run.exit_code == 0 and unknown else run.exit_code)
