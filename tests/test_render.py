@@ -747,3 +747,27 @@ def test_the_plan_page_draws_its_steps_as_weeks_coloured_by_their_checks(tmp_pat
     page.write_text(done.stdout, encoding="utf-8")
     dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert dom.count('class="bar"') == 6 and 'id="steps"' in dom
+
+
+def test_the_plan_page_wraps_long_sql_at_1400_px(tmp_path: Path) -> None:
+    """A plan whose steps carry long statements (a Delta table at a deep path) stays within a
+    1400 px window: the SQL wraps, the entry checks stay in view."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from tests.helpers import run as schemaguard
+
+    table = tmp_path / ("a_rather_long_folder_name_" * 6) / "shipments"
+    write_deltalake(str(table), pa.table({"id": pa.array([1, 2], pa.int64()), "weight": [1.5, None]}))
+    done = schemaguard("plan", "--table", str(table), "--ddl",
+                       "ALTER TABLE shipments RENAME COLUMN weight TO weight_kg", "--format", "html")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count('<pre class="sql">') >= 4
+    _need_chromium()
+    page = tmp_path / "plan.html"
+    probe = ("<script>document.body.setAttribute('data-overflow', "
+             "String(document.documentElement.scrollWidth > window.innerWidth));</script>")
+    page.write_text(done.stdout.replace("</body>", probe + "</body>"), encoding="utf-8")
+    dom = _chromium("--window-size=1400,900", "--dump-dom", page.as_uri(),
+                    profile=tmp_path / "profile").stdout
+    assert 'data-overflow="false"' in dom, "the page is wider than the window"

@@ -33,16 +33,33 @@ class SparkSetupError(UsageError):
     """The embedded Spark cannot start (for example the Delta jars were never fetched)."""
 
 
+# Run from a checkout (`make setup`), the embedded session keeps its catalog and finds its jars
+# in the checkout; installed as a package, in ~/.schemaguard and through Spark's own package
+# resolution (Ivy fetches the jars from Maven Central on the first start, then from ~/.ivy2).
+SOURCE_TREE = (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "src" / "schemaguard").is_dir()
+DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"  # what `make setup` fetches, with delta-storage
+
+
 def home_dir() -> Path:
-    return Path(os.environ.get("SCHEMAGUARD_HOME", PROJECT_ROOT / ".warehouse")).absolute()
+    default = PROJECT_ROOT / ".warehouse" if SOURCE_TREE else Path.home() / ".schemaguard"
+    return Path(os.environ.get("SCHEMAGUARD_HOME", default)).absolute()
 
 
 def delta_jars() -> list[Path]:
+    """The Delta jars `make setup` fetched (or those in $SCHEMAGUARD_JARS)."""
     jars_dir = Path(os.environ.get("SCHEMAGUARD_JARS", PROJECT_ROOT / ".jars"))
     jars = sorted(jars_dir.glob("delta-*.jar"))
     if not jars:
         raise SparkSetupError(f"no Delta jars in {jars_dir}: run `make setup` first")
     return jars
+
+
+def delta_classpath() -> dict[str, str]:
+    """How the embedded session gets Delta: the fetched jars in a checkout (or $SCHEMAGUARD_JARS),
+    else, installed as a package, `spark.jars.packages`."""
+    if SOURCE_TREE or "SCHEMAGUARD_JARS" in os.environ:
+        return {"spark.jars": ",".join(str(j) for j in delta_jars())}
+    return {"spark.jars.packages": DELTA_PACKAGE}
 
 
 # Delta rebuilds a table's state in this many tasks on every read; 50 (Delta's default) costs
@@ -62,7 +79,7 @@ def embedded_conf(home: Path) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL":
             f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
         "spark.driver.extraJavaOptions": java_opts,
-        "spark.jars": ",".join(str(j) for j in delta_jars()),
+        **delta_classpath(),
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.ui.enabled": "false",
@@ -78,9 +95,6 @@ def embedded_table_location(catalog: str | None, database: str, table: str) -> P
     if catalog is not None or spark_already_configured({}):
         return None
     return home_dir() / "warehouse" / f"{database.lower()}.db" / table.lower()
-
-
-DELTA_PACKAGE = "io.delta:delta-spark_2.13:4.4.0"  # the jars `make setup` fetches, as a Maven coordinate
 
 
 def require_delta(spark: SparkSession, what: str) -> None:
