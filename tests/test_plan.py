@@ -257,3 +257,11 @@ def test_the_plan_command_text_json_markdown_and_exit_codes(tmp_path: Path) -> N
                 ["plan", old, new, "--deploy-order", "sideways"], ["plan", old, str(tmp_path / "none.json")]):
         wrong = subprocess.run([*CLI, *bad], capture_output=True, text=True)
         assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, (bad, wrong.stderr)
+
+
+def test_column_mapping_runs_in_the_no_reads_windows_last_week_so_the_contract_keeps_its_week() -> None:
+    plan = build_plan(PlanRequest(OLD, RENAMED, identity="name", renames=(("weight", "weight_kg"),),
+                                  drop_needs_mapping=True))
+    assert steps(plan) == [("expand", (1, 1)), ("dual-write", (1, 1)), ("backfill", (2, 2)),
+                           ("move-readers", (3, 6)), ("verify-no-reads", (3, 7)), ("column-mapping", (7, 7)),
+                           ("contract", (8, 8))]

@@ -64,8 +64,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_outside_the_repository(tmp_
     scanned = schemaguard("scan", str(table), "--format", "json")
     assert scanned.returncode in (0, 1), scanned.stderr
     assert len(json.loads(scanned.stdout)["versions"]) == 2
-    compared = schemaguard("compare", "--writer", str(table / "part-1.parquet"), "--reader",
-                           str(table / "part-0.parquet"), "--profile", "spark-read")
+    compared = schemaguard("compare", "--writer", str(table / "part-0.parquet"), "--reader",
+                           str(table / "part-1.parquet"), "--profile", "spark-read")  # int64 read as int32
     assert compared.returncode == 1 and "int32" in compared.stdout, compared.stdout + compared.stderr
     audited = subprocess.run([str(venv / "bin" / "python"), "-c", USER_SESSION, str(table),
                               str(tmp_path / "warehouse")], cwd=work, env=env, capture_output=True, text=True,

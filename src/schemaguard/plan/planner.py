@@ -558,8 +558,10 @@ def _check(need: Need, op: Operation, table: str | None) -> Check:
 
 def schedule(kinds: Sequence[StepKind], d: Durations, readers: int) -> dict[StepKind, tuple[int, int]]:
     """Weeks [start, end] per step, in order: each starts after the one before, except that
-    `dual-write` starts with `expand`, and `verify-no-reads` starts with `move-readers` and lasts
-    the no-reads window, ending at least a week after the last reader moved."""
+    `dual-write` starts with `expand`, `verify-no-reads` starts with `move-readers` and lasts
+    the no-reads window, ending at least a week after the last reader moved, and `column-mapping`
+    (a table property, no reader waits on it) runs in the window's last week, so the contract
+    keeps the week after the window."""
     moving = max(1, ceil(readers / max(1, d.readers_per_week)))
     weeks = {"expand": d.expand, "dual-write": d.expand, "backfill": d.backfill,
              "migrate-data": d.migrate_data, "new-version": d.new_version, "tighten": d.tighten,
@@ -575,6 +577,10 @@ def schedule(kinds: Sequence[StepKind], d: Durations, readers: int) -> dict[Step
         if kind == "verify-no-reads" and "move-readers" in out:
             start, moved = out["move-readers"]
             out[kind] = (start, max(moved + 1, start + ceil(d.no_reads_days / 7) - 1))
+        elif kind == "column-mapping" and "verify-no-reads" in out:
+            last = out["verify-no-reads"][1]
+            out[kind] = (last, last)
+            continue
         else:
             out[kind] = (end + 1, end + weeks.get(kind, 1))
         end = max(end, out[kind][1])
