@@ -771,3 +771,40 @@ def test_the_plan_page_wraps_long_sql_at_1400_px(tmp_path: Path) -> None:
     dom = _chromium("--window-size=1400,900", "--dump-dom", page.as_uri(),
                     profile=tmp_path / "profile").stdout
     assert 'data-overflow="false"' in dom, "the page is wider than the window"
+
+
+HOST_PAGE = """<!doctype html><html><head><style>h1 {{ color: rgb(1, 2, 3); }}</style></head><body>
+<h1 id="host-h1">the notebook's own heading</h1><p><code id="host-code">x = 1</code></p>
+<div id="cell">{cell}</div>
+<script>
+const styles = ["host-h1", "host-code"].map(id => {{ const s = getComputedStyle(document.getElementById(id));
+  return [s.color, s.fontSize, s.fontFamily, s.margin, s.background, s.display, s.boxSizing].join("|"); }});
+const b = getComputedStyle(document.body);
+styles.push([b.margin, b.background, b.color, b.font].join("|"));
+document.body.setAttribute("data-styles", styles.join("##"));
+</script></body></html>"""
+
+
+def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: AuditRun,
+                                                                         tmp_path: Path) -> None:
+    """Every result's `_repr_html_` as a notebook shows it, inside a page of its own styles: the
+    page's headings, code and body compute the same styles with and without our output."""
+    from schemaguard.config import parse_config
+    from schemaguard.results import AuditResult
+
+    audit = AuditResult(run, parse_config({"tables": [{"name": "t", "path": "t"}]}, tmp_path / "c.toml"), {})
+    cells = [audit._repr_html_(), html_report.rows_page("schemaguard scan", [{"path": "x", "code": "Y"}])]
+    for i, cell in enumerate(cells):
+        sheet = cell.split("<style>", 1)[1].split("</style>", 1)[0]
+        selectors = [x.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", sheet) for x in rule.split(",")]
+        assert selectors and all(x.startswith(".sg-report") for x in selectors), selectors
+        _need_chromium()
+        styles = []
+        for inserted in ("", cell):
+            page = tmp_path / f"host{i}-{len(styles)}.html"
+            page.write_text(HOST_PAGE.format(cell=inserted), encoding="utf-8")
+            dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+            found = re.search(r'data-styles="([^"]*)"', dom)
+            assert found is not None, dom[-500:]
+            styles.append(found.group(1))
+        assert styles[0] == styles[1]

@@ -332,9 +332,10 @@ class PlanResult(Result):
                     configuration)
 
     def _repr_html_(self) -> str:
-        from schemaguard.report.plan import plan_html
+        from schemaguard.report.html import fragment
+        from schemaguard.report.plan import plan_body
 
-        return plan_html(self.plan)
+        return fragment(plan_body(self.plan))
 
     def summary(self) -> str:
         plan = self.plan
@@ -381,9 +382,9 @@ class AuditResult(Result):
                 for f in self.run.all_findings if self.run.fails(f)]
 
     def _repr_html_(self) -> str:
-        from schemaguard.report.html import to_html
+        from schemaguard.report.html import audit_body, fragment
 
-        return to_html(self.run)
+        return fragment(audit_body(self.run))
 
     def summary(self) -> str:
         c = self.run.counts()

@@ -49,7 +49,50 @@ def css() -> str:
     return "\n" + resources.files("schemaguard.report").joinpath("html.css").read_text(encoding="utf-8")
 
 
+NOTEBOOK_ROOT = "sg-report"  # the element a notebook's output lives in; every rule is scoped to it
+_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+
+
+@cache
+def scoped_css(root: str = NOTEBOOK_ROOT) -> str:
+    """The style sheet with every rule under `.root`, for output inside someone else's page (a
+    notebook): the page's own `:root`, `html` and `body` rules become the root element's, `*`
+    its descendants'. html.css is flat (no @-rules), which this relies on."""
+    def one(selector: str) -> str:
+        selector = selector.strip()
+        if selector in (":root", "html", "body"):
+            return f".{root}"
+        return f".{root} {selector}"
+
+    return "\n".join(f"{', '.join(one(s) for s in m.group(1).split(','))} {{{m.group(2)}}}"
+                     for m in _RULE.finditer(css()))
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML page around a report's body."""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(title)}</title>
+<style>{css()}</style></head>
+<body>
+{body}
+</body></html>
+"""
+
+
+def fragment(body: str) -> str:
+    """A report's body for a notebook cell: inside its own element, styled by rules that reach
+    nothing outside it."""
+    return f'<div class="{NOTEBOOK_ROOT}"><style>{scoped_css()}</style>{body}</div>'
+
+
 def to_html(run: AuditRun) -> str:
+    return page(f"schemaguard audit: {verdict(run)} · {run.run_id}", audit_body(run))
+
+
+def audit_body(run: AuditRun) -> str:
+    """The audit report's content: the run's header, each table, the footer."""
     day = today(run)
     counts = run.counts()
     state = "fail" if run.exit_code else "pass"
@@ -65,13 +108,7 @@ def to_html(run: AuditRun) -> str:
     if run.findings:
         sections.append('<section class="run-findings" id="run-findings"><h2>About the run itself</h2>'
                         f'{_findings_html(run, run.findings, day)}</section>')
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>schemaguard audit: {verdict(run)} · {_e(run.run_id)}</title>
-<style>{css()}</style></head>
-<body>
-<header class="run" id="run"><div class="brand">schemaguard audit</div>
+    return f"""<header class="run" id="run"><div class="brand">schemaguard audit</div>
 <h1><span class="verdict {state}" id="verdict">{verdict(run)}</span> {_e(headline(run))}</h1>
 <p class="meta">run <code>{_e(run.run_id)}</code> · started {_e(stamp(run.started_at))}
  · took {_e(took(run))} · exit code {run.exit_code} · fail level <b>{_e(run.fail_level)}</b>
@@ -81,9 +118,7 @@ def to_html(run: AuditRun) -> str:
 {"".join(sections)}
 </main>
 <footer>schemaguard · each lane and grid column is one schema version: the files that share one
-footer schema.</footer>
-</body></html>
-"""
+footer schema.</footer>"""
 
 
 def _e(value: object) -> str:
@@ -97,7 +132,7 @@ def rows_page(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{_e(k)}</th>" for k in keys)
     body = "".join("<tr>" + "".join(f"<td>{_e(_cell(r.get(k)))}</td>" for k in keys) + "</tr>" for r in rows)
     table = f'<table class="plan"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows else ""
-    return f"<div class=\"schemaguard\"><style>{css()}</style><h3>{_e(title)}</h3>{table}</div>"
+    return fragment(f"<h3>{_e(title)}</h3>{table}")
 
 
 def _cell(value: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step, View
 from schemaguard.report.console import console as terminal
-from schemaguard.report.html import css
+from schemaguard.report.html import page
 
 # A step's bar on the timeline of weeks: the colour of its worst entry check (refuted, then unknown,
 # then not run); a step whose checks all hold, or that has none, is drawn in the plain colour.
@@ -138,8 +138,14 @@ def step_state(s: Step) -> str:
 
 
 def plan_html(plan: Plan) -> str:
-    """One self-contained page: the operations, the steps as a timeline of weeks (each bar coloured
-    by its entry checks), each step's checks, and the checks with the commands that run them."""
+    """One self-contained page (`plan_body`)."""
+    word = "SAFE" if plan.safe_as_single_edit else "STAGED"
+    return page(f"schemaguard plan: {word}" + (f" · {plan.table}" if plan.table else ""), plan_body(plan))
+
+
+def plan_body(plan: Plan) -> str:
+    """The operations, the steps as a timeline of weeks (each bar coloured by its entry checks),
+    each step's checks, and the checks with the commands that run them."""
     state = "pass" if plan.safe_as_single_edit else "staged"
     word = "SAFE" if plan.safe_as_single_edit else "STAGED"
     where = f"table <code>{_h(plan.table)}</code> · " if plan.table else ""
@@ -162,22 +168,14 @@ def plan_html(plan: Plan) -> str:
     if plan.notes:
         sections.append(_section("notes", "Notes", "<ul>" + "".join(f"<li>{_h(n)}</li>" for n in plan.notes)
                                  + "</ul>"))
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>schemaguard plan: {word}{f" · {_h(plan.table)}" if plan.table else ""}</title>
-<style>{css()}</style></head>
-<body>
-<header class="run" id="plan"><div class="brand">schemaguard plan</div>
+    return f"""<header class="run" id="plan"><div class="brand">schemaguard plan</div>
 <h1><span class="verdict {state}" id="verdict">{word}</span> {_h(_headline(plan))}</h1>
 <p class="meta">{where}identity <b>{_h(plan.identity)}</b> · readers {_h(", ".join(plan.profiles))}
  · exit code {plan.exit_code}</p></header>
 <main>
 {"".join(sections)}
 </main>
-<footer>schemaguard · a quiet break (values change meaning or land in another column) is a break.</footer>
-</body></html>
-"""
+<footer>schemaguard · a quiet break (values change meaning or land in another column) is a break.</footer>"""
 
 
 def _section(slug: str, title: str, body: str) -> str:
