@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.spark_ddl import column_ref
-from schemaguard.model import Schema, fields_of, join, parent_and_name, parts
+from schemaguard.model import fields_of, join, parent_and_name, parts
 from schemaguard.plan.gate import plan_step, read_plan
 from schemaguard.plan.planner import DATA_PROOFS
 from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of
@@ -205,12 +205,22 @@ class TableNow:
 
 
 def table_now(spark: SparkSession, m: Migration) -> TableNow:
-    from schemaguard.formats.spark import schema_from_spark_json
+    """The table's columns and properties now: from its Delta log where its place is known (no
+    Spark job), else from Spark."""
+    if m.location is not None and m.table_format == "delta":
+        from schemaguard.formats.delta import read_delta_log
+        from schemaguard.lake.discover import resolve
 
-    schema: Schema = schema_from_spark_json(spark.table(m.target).schema.json())
-    rows = spark.sql(f"SHOW TBLPROPERTIES {m.target}").collect() if m.table_format == "delta" else []
-    return TableNow(frozenset(p.lower() for p, _ in fields_of(schema)),
-                    {str(r["key"]): str(r["value"]) for r in rows})
+        filesystem, root, _ = resolve(m.location)
+        log = read_delta_log(filesystem, f"{root.rstrip('/')}/_delta_log", m.location)
+        schema, properties = log.current.schema, dict(log.configuration)
+    else:
+        from schemaguard.formats.spark import schema_from_spark_json
+
+        schema = schema_from_spark_json(spark.table(m.target).schema.json())
+        rows = spark.sql(f"SHOW TBLPROPERTIES {m.target}").collect() if m.table_format == "delta" else []
+        properties = {str(r["key"]): str(r["value"]) for r in rows}
+    return TableNow(frozenset(p.lower() for p, _ in fields_of(schema)), properties)
 
 
 def already_done(statement: str, now: TableNow) -> bool:
