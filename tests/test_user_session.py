@@ -116,3 +116,16 @@ def test_audit_my_table_in_one_line(lake: Path, tmp_path: Path) -> None:
                        "--proof 'nulls id': give KIND SUBJECT")
     assert_usage_error(run("audit", str(lake / "orders"), "--no-catalog", "--proof", "not-null idd"),
                        "no column idd", "did you mean id?")
+
+
+def test_migrate_on_a_plan_of_a_parquet_folder_says_why_it_cannot_run(lake: Path, tmp_path: Path) -> None:
+    orders = str(lake / "orders")
+    planned = run("plan", "--table", orders, "--ddl",
+                  "ALTER TABLE orders RENAME COLUMN customer TO customer_id", "--format", "json",
+                  "--footer-only")
+    assert planned.returncode == 1, planned.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(planned.stdout)
+    done = run("migrate", "start", "--plan", str(plan))
+    assert_usage_error(done, f"its table {orders} is a Parquet folder, which has no DDL")
+    assert "starting Spark" not in done.stderr
