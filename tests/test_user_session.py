@@ -129,3 +129,47 @@ def test_migrate_on_a_plan_of_a_parquet_folder_says_why_it_cannot_run(lake: Path
     done = run("migrate", "start", "--plan", str(plan))
     assert_usage_error(done, f"its table {orders} is a Parquet folder, which has no DDL")
     assert "starting Spark" not in done.stderr
+
+
+def session_state(spark: Any) -> dict[str, Any]:
+    """What a caller sees of their session: its settings, current database, temp views (with the
+    rows of `tmp_view`), functions of their own."""
+    return {"conf": dict(spark.conf.getAll), "spark_conf": dict(spark.sparkContext.getConf().getAll()),
+            "database": spark.catalog.currentDatabase(),
+            "temp_views": sorted(t.name for t in spark.catalog.listTables() if t.isTemporary),
+            "tmp_view": sorted(tuple(r) for r in spark.table("tmp_view").collect()),
+            "functions": sorted(f.name for f in spark.catalog.listFunctions() if f.isTemporary)}
+
+
+def test_audit_check_plan_and_migrate_leave_the_callers_session_as_they_found_it(
+        spark: Any, lake: Path, tmp_path: Path) -> None:
+    from tests.helpers import run_here
+
+    spark.sql("CREATE DATABASE IF NOT EXISTS theirs")
+    spark.sql("DROP TABLE IF EXISTS theirs.parcels")
+    spark.sql("CREATE TABLE theirs.parcels (id BIGINT, weight DOUBLE, status STRING) USING delta")
+    spark.sql("INSERT INTO theirs.parcels VALUES (1, 1.5, 'new'), (2, NULL, 'paid')")
+    spark.createDataFrame([(7, "theirs")], "n int, who string").createOrReplaceTempView("tmp_view")
+    spark.udf.register("their_fn", lambda x: x)
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    before = session_state(spark)
+    orders = str(lake / "orders")
+    sg.check(orders, not_null=["id"], backfilled=["amount_cents"], agree=["amount_cents = amount * 100"],
+             fits=["quantity:int64"], values={"channel": ["web", "store"]}, unit_drift=["amount"],
+             spark=spark)
+    conf = tmp_path / "audit.toml"
+    conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n[catalog]\ndatabase = "their_reports"\n'
+                    f'[[tables]]\nname = "orders"\npath = "{orders}"\n'
+                    'agree = ["amount_cents = amount * 100"]\n')
+    sg.audit(conf, spark=spark)
+    planned = sg.plan(table="theirs.parcels", spark_catalog=True, spark=spark,
+                      ddl="ALTER TABLE theirs.parcels RENAME COLUMN weight TO weight_kg")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(planned.to_dict()))
+    done = run_here("migrate", "start", "--plan", str(plan), "--apply")
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = session_state(spark)
+    changed = {k for k in before["conf"].keys() | after["conf"].keys()
+               if before["conf"].get(k) != after["conf"].get(k)}
+    assert not changed, {k: (before["conf"].get(k), after["conf"].get(k)) for k in changed}
+    assert after == before

@@ -484,7 +484,7 @@ def migrate(
     reports = load_config(conf).catalog if conf is not None else CatalogConfig()
     iceberg = api.catalog_ref(catalog, catalog_uri)
     from schemaguard.report.catalog import MIGRATIONS, migration_rows, migration_rows_from_log
-    from schemaguard.spark import embedded_table_location, get_spark
+    from schemaguard.spark import embedded_table_location, get_spark, kept_conf
 
     # The records come from the migrations table's own log where its place is known (the embedded
     # catalog, once the table exists): `status` needs no Spark, and a step no metastore read.
@@ -505,18 +505,20 @@ def migrate(
     where = api.catalog_location(m.table, spark) if in_spark else m.table
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
-        _show_run(migrating.run_rollback(m, spark, reports, apply, recorded), apply)
+        with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings
+            _show_run(migrating.run_rollback(m, spark, reports, apply, recorded), apply)
         raise typer.Exit(0)
     read_now = partial(api.read_table, where, spark=spark, catalog=iceberg,
                        progress=_bars(OutputFormat.text))
     worst = 0
-    for kind in kinds:
-        run = migrating.run_step(m, kind, spark, reports, apply, read_now,
-                                 api.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
-        _show_run(run, apply)
-        worst = max(worst, run.exit_code)
-        if run.status not in ("applied", "already-applied"):
-            break  # a later step never runs after one that did not
+    with kept_conf(spark):  # Delta records each commit's version in the session's settings
+        for kind in kinds:
+            run = migrating.run_step(m, kind, spark, reports, apply, read_now,
+                                     api.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
+            _show_run(run, apply)
+            worst = max(worst, run.exit_code)
+            if run.status not in ("applied", "already-applied"):
+                break  # a later step never runs after one that did not
     raise typer.Exit(worst)
 
 
