@@ -793,7 +793,8 @@ def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: Aud
     from schemaguard.results import AuditResult
 
     audit = AuditResult(run, parse_config({"tables": [{"name": "t", "path": "t"}]}, tmp_path / "c.toml"), {})
-    cells = [audit._repr_html_(), html_report.rows_page("schemaguard scan", [{"path": "x", "code": "Y"}])]
+    cells = [audit._repr_html_(),
+             html_report.result_view("schemaguard scan", [("rows", [{"path": "x"}], ())])]
     for i, cell in enumerate(cells):
         sheet = cell.split("<style>", 1)[1].split("</style>", 1)[0]
         selectors = [x.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", sheet) for x in rule.split(",")]

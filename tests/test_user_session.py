@@ -173,3 +173,15 @@ def test_audit_check_plan_and_migrate_leave_the_callers_session_as_they_found_it
                if before["conf"].get(k) != after["conf"].get(k)}
     assert not changed, {k: (before["conf"].get(k), after["conf"].get(k)) for k in changed}
     assert after == before
+
+
+def test_each_results_notebook_view_shows_its_own_tables_and_chosen_columns(lake: Path) -> None:
+    scan = sg.scan(str(lake / "orders"))._repr_html_()
+    assert scan.startswith('<div class="sg-report">')
+    for heading in ("versions (4)", "findings (", "unreadable (3)"):
+        assert f"<h4>{heading}" in scan
+    assert "<th>changes_from_previous</th>" in scan and "<th>spark_schema</th>" not in scan  # no raw dumps
+    check = sg.check(str(lake / "orders"), not_null=["id"], footer_only=True)._repr_html_()
+    assert "<th>verdict</th>" in check and "<th>sample</th>" not in check
+    gate = sg.gate(str(lake / "orders"))._repr_html_()
+    assert "<th>left</th>" in gate and "<th>rule_text</th>" not in gate

@@ -97,10 +97,16 @@ class Result:
             raise ChecksFailed(f"schemaguard {self.command} failed (exit {self.exit_code}): "
                                f"{shown or self.summary()}", self)
 
-    def _repr_html_(self) -> str:
-        from schemaguard.report.html import rows_page
+    # A notebook's designed view: (table of `tables()`, its columns) sections; none: every key.
+    view: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
-        return rows_page(f"schemaguard {self.command}: {self.summary()}", self.rows())
+    def _repr_html_(self) -> str:
+        from schemaguard.report.html import result_view
+
+        tables = self.tables()
+        sections = [(name, tables.get(name, []), columns) for name, columns in self.view] or [
+            ("rows", self.rows(), ())]
+        return result_view(f"schemaguard {self.command}: {self.summary()}", sections)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {'ok' if self.ok else 'FAIL'}: {self.summary()}>"
@@ -113,6 +119,10 @@ class ScanResult(Result):
     scan_findings: tuple[Finding, ...]
     max_files: int = 1000
     command = "scan"
+    view = (("versions", ("version", "file_count", "rows", "first_seen", "last_seen",
+                          "changes_from_previous")),
+            ("findings", ("severity", "code", "path", "message", "count", "files")),
+            ("unreadable", ("path", "reason")))
 
     @property
     def exit_code(self) -> int:
@@ -138,6 +148,11 @@ class ScanResult(Result):
     def rows(self) -> list[dict[str, Any]]:
         return list(self.to_dict()["findings"])
 
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        doc = self.to_dict()
+        return {"findings": list(doc["findings"]), "versions": list(doc["versions"]),
+                "unreadable": list(doc["unreadable"])}
+
     def summary(self) -> str:
         return (f"{self.table.location}: {len(self.files):,} files, {len(self.versions)} schema version(s), "
                 f"{len(self.findings)} finding(s)")
@@ -147,6 +162,7 @@ class ScanResult(Result):
 class CompareResult(Result):
     report: CompareReport
     command = "compare"
+    view = (("rows", ("severity", "code", "path", "message", "rule")),)
 
     @property
     def exit_code(self) -> int:
@@ -175,6 +191,7 @@ class CompareResult(Result):
 class MergeResult(Result):
     report: MergeReport
     command = "merge"
+    view = (("rows", ("severity", "code", "path", "message", "rule")),)
 
     @property
     def exit_code(self) -> int:
@@ -203,6 +220,7 @@ class MergeResult(Result):
 class EvolveResult(Result):
     report: EvolveReport
     command = "evolve"
+    view = (("rows", ("severity", "code", "path", "message", "rule")),)
 
     @property
     def exit_code(self) -> int:
@@ -231,6 +249,7 @@ class EvolveResult(Result):
 class GateResult(Result):
     report: GateReport
     command = "gate"
+    view = (("rows", ("path", "left", "right", "message", "rule", "files", "versions")),)
 
     @property
     def exit_code(self) -> int:
@@ -259,6 +278,7 @@ class GateResult(Result):
 class CheckResult(Result):
     report: CheckReport
     command = "check"
+    view = (("rows", ("proof", "column", "verdict", "decided_by", "count", "partitions", "why")),)
 
     @property
     def exit_code(self) -> int:

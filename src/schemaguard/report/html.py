@@ -125,14 +125,34 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def rows_page(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """A result's headline and rows as an HTML fragment (a notebook cell): one column per key,
-    nested values as compact JSON."""
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    head = "".join(f"<th>{_e(k)}</th>" for k in keys)
-    body = "".join("<tr>" + "".join(f"<td>{_e(_cell(r.get(k)))}</td>" for k in keys) + "</tr>" for r in rows)
-    table = f'<table class="plan"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows else ""
-    return fragment(f"<h3>{_e(title)}</h3>{table}")
+SHOWN_ITEMS = 5  # a list in a notebook cell: its first items, then how many more
+
+
+Section = tuple[str, Sequence[Mapping[str, Any]], Sequence[str]]  # a table's name, rows and columns
+
+
+def result_view(title: str, sections: Sequence[Section]) -> str:
+    """A result's designed notebook view: its headline, then each named table with the columns
+    chosen for it (every key when none are), lists cut to their first items."""
+    parts = [f"<h3>{_e(title)}</h3>"]
+    for name, rows, columns in sections:
+        keys = list(columns) or list(dict.fromkeys(k for r in rows for k in r))
+        head = "".join(f"<th>{_e(k)}</th>" for k in keys)
+        body = "".join("<tr>" + "".join(f"<td>{_e(_shown(r.get(k)))}</td>" for k in keys) + "</tr>"
+                       for r in rows)
+        parts.append(f"<h4>{_e(name)} ({len(rows)})</h4>" + (
+            f'<table class="plan"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows
+            else '<p class="empty">none</p>'))
+    return fragment("".join(parts))
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        more = len(value) - SHOWN_ITEMS
+        return ", ".join(_shown(v) for v in value[:SHOWN_ITEMS]) + (f" (+{more} more)" if more > 0 else "")
+    if value is None:
+        return ""
+    return _cell(value)
 
 
 def _cell(value: Any) -> str:
