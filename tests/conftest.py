@@ -18,6 +18,16 @@ TEST_JARS = Path(__file__).resolve().parents[1] / ".jars" / "test"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 
 
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's Parquet table, built without Spark (a module may build a lake of its own)."""
+    from schemaguard.demo import build_demo_lake
+
+    directory = tmp_path_factory.mktemp("lake")
+    build_demo_lake(directory)
+    return directory
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     home = tmp_path_factory.mktemp("spark-home")

@@ -14,17 +14,10 @@ import pyarrow as pa
 import pytest
 
 import schemaguard as sg
-from schemaguard.demo import build_demo_lake
 from tests.helpers import run, run_here
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("api")
-    build_demo_lake(directory)
-    return directory
 
 
 def test_the_public_names_are_exactly_those_the_readme_documents() -> None:

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from schemaguard.demo import build_demo_lake
 from schemaguard.formats.notation import schema_from_notation, type_name
 from schemaguard.model import Schema
 from tests.helpers import assert_usage_error, run
@@ -22,13 +21,6 @@ FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 def types_of(schema: Schema) -> dict[str, str]:
     return {f.name: type_name(f.type) for f in schema.fields}  # type: ignore[arg-type]
 
-
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's Parquet table (the whole `demo` command, which starts Spark, is tested below)."""
-    directory = tmp_path_factory.mktemp("lake")
-    build_demo_lake(directory)
-    return directory
 
 
 def test_the_demo_command_writes_the_three_tables_and_the_plan_inputs(spark: Any, tmp_path: Path) -> None:

@@ -16,17 +16,10 @@ from typing import Any
 import pytest
 
 import schemaguard as sg
-from schemaguard.demo import build_demo_lake
 from tests.helpers import assert_usage_error, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("session")
-    build_demo_lake(directory)
-    return directory
 
 
 def test_a_typo_in_a_proofs_column_is_one_line_before_spark(lake: Path) -> None:
