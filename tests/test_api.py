@@ -124,7 +124,7 @@ def test_check_plan_and_audit_on_the_callers_session(spark: Any, lake: Path, tmp
                                "--format", "json").stdout)
     assert planned.to_dict() == same
     assert planned.exit_code == 1 and planned.steps[0].kind == "expand"
-    assert planned._repr_html_().startswith("<!doctype html>")
+    assert planned._repr_html_().startswith('<div class="sg-report">')  # a fragment: no page of its own
 
     conf = tmp_path / "audit.toml"
     conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n[catalog]\ndatabase = "api_reports"\n'
