@@ -71,7 +71,7 @@ def test_a_session_without_delta_is_refused_before_anything_is_written(lake: Pat
     assert float(refused.split()[2]) < 5
     for named in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
                   "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
-                  "the delta-spark jars (spark.jars.packages=io.delta:delta-spark_2.13:4.4.0"):
+                  "the delta-spark jars (spark.jars.packages=io.delta:delta-spark_4.1_2.13:4.4.0"):
         assert named in refused
     assert scanned == "scan True 4"
     assert not (tmp_path / "reports").exists()

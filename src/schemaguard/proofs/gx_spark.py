@@ -272,8 +272,7 @@ GX_VIEW = "tmp_view"
 @contextlib.contextmanager
 def _kept_view(spark: SparkSession, name: str) -> Iterator[None]:
     """Leave the session's temp view `name` as it was: put back if it existed, else dropped."""
-    theirs = next((spark.table(name) for t in spark.catalog.listTables(pattern=name)
-                   if t.isTemporary and t.name == name), None)
+    theirs = spark.table(name) if _temp_view(spark, name) else None
     try:
         yield
     finally:
@@ -281,6 +280,15 @@ def _kept_view(spark: SparkSession, name: str) -> Iterator[None]:
             theirs.createOrReplaceTempView(name)
         else:
             spark.catalog.dropTempView(name)
+
+
+def _temp_view(spark: SparkSession, name: str) -> bool:
+    """Whether the session has a temp view `name`, asked of its session catalog alone: listing
+    tables would start the metastore (embedded Derby: seconds, and one process a folder)."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is not None:
+        return bool(session.sessionState().catalog().getTempView(name).isDefined())
+    return any(t.isTemporary and t.name == name for t in spark.catalog.listTables(pattern=name))  # Connect
 
 
 def _row(r: Any) -> dict[str, Any]:
