@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,20 @@ def wait_for(port: int, seconds: float = 120) -> None:
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
 
 
+def registered(ui: int, seconds: float = 120) -> None:
+    """Wait until the master's status (its JSON endpoint) lists an alive worker."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
+                if json.load(answer).get("aliveworkers", 0) >= 1:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError("no worker registered with the master")
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     work = tmp_path_factory.mktemp("cluster")
@@ -61,7 +76,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
                                    "--cores", "2", "--memory", "2g", "--work-dir", str(work / "worker"),
                                    "--webui-port", str(free_port())], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(5)  # the worker registers with the master
+        registered(ui)
         yield url, work
     finally:
         for p in (worker, master):

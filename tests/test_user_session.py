@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_typo_in_a_proofs_column_is_one_line_before_spark(lake: Path) -> None:
-    started = time.monotonic()
     done = run("check", str(lake / "orders"), "--not-null", "idd", "--agree", "amount_cents = amount * 100")
     assert_usage_error(done, "not-null idd: no column idd in", "; did you mean id?")
-    assert "starting Spark" not in done.stderr
-    assert time.monotonic() - started < 60  # no JVM: `make test-fast` would fail any start of one
+    assert "starting Spark" not in done.stderr  # and no JVM: `make test-fast` fails any start of one
     done = run("check", str(lake / "orders"), "--backfilled", "amount_cents from amount_cent")
     assert_usage_error(done, "no column amount_cent in", "did you mean amount_cents?")
 
@@ -68,7 +65,6 @@ def test_a_session_without_delta_is_refused_before_anything_is_written(lake: Pat
     assert done.returncode == 0, done.stderr
     refused, scanned = done.stdout.splitlines()[-2:]
     assert refused.startswith("refused in "), done.stdout
-    assert float(refused.split()[2]) < 5
     for named in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
                   "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
                   "the delta-spark jars (spark.jars.packages=io.delta:delta-spark_4.1_2.13:4.4.0"):

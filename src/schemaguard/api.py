@@ -130,7 +130,7 @@ def _arrow_schema(schema: Any) -> Schema:
 
 
 def _catalog_name(text: str) -> bool:
-    from schemaguard.config import NAME
+    from schemaguard.names import NAME
 
     parts = text.split(".")
     return len(parts) in (2, 3) and all(NAME.fullmatch(p) for p in parts)
@@ -550,22 +550,22 @@ def _listed_table(location: str) -> dict[str, str]:
     return {"name": Path(location.rstrip("/")).name or location, "path": location}
 
 
-_PROOF_KEYS = {"not-null": "not_null", "backfilled": "backfilled", "agree": "agree", "fits": "fits",
-               "unit-drift": "unit_drift"}  # `values` takes its allowed set from a configuration
-
-
 def _proof_keys(proofs: Sequence[str]) -> dict[str, Any]:
-    """`KIND SUBJECT` proofs as a configured table's keys (`not-null channel` -> not_null)."""
+    """`KIND SUBJECT` proofs as a configured table's keys (`not-null channel` -> not_null); a
+    `values` proof without a configuration has no allowed set: it lists what it sees."""
+    from schemaguard.config import COLUMN_PROOF_KEYS
+
+    listed = {**{str(kind): key for kind, key in COLUMN_PROOF_KEYS.items()}, "fits": "fits"}
     keys: dict[str, Any] = {}
     for text in proofs:
         kind, _, subject = text.strip().partition(" ")
         if kind == "values" and subject.strip():
             keys.setdefault("values", []).append({"column": subject.strip()})
-        elif kind in _PROOF_KEYS and subject.strip():
-            keys.setdefault(_PROOF_KEYS[kind], []).append(subject.strip())
+        elif kind in listed and subject.strip():
+            keys.setdefault(listed[kind], []).append(subject.strip())
         else:
             raise UsageError(f"--proof {text!r}: give KIND SUBJECT, KIND one of "
-                             f"{', '.join([*_PROOF_KEYS, 'values'])}")
+                             f"{', '.join([*listed, 'values'])}")
     return keys
 
 

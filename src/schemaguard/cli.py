@@ -591,8 +591,9 @@ def audit(
         fail("audit: name tables or give --conf, not both (a configuration lists its own tables)")
     if proof and not locations:
         fail("audit: --proof goes with named tables; a configuration file lists its proofs per table")
-    conf = conf if conf is not None or locations else Path("conf/schemaguard.toml")
-    what: list[str] | Path = locations or conf or Path("conf/schemaguard.toml")
+    if not locations and conf is None:
+        conf = Path("conf/schemaguard.toml")
+    what: list[str] | Path = locations or conf  # type: ignore[assignment]  # one of them is set
     result = api.audit(what, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
                        allow_quiet=allow_quiet, full=full, proofs=proof or (),
                        progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=_status)

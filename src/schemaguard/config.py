@@ -19,7 +19,7 @@ from schemaguard.base import Options
 from schemaguard.checks.finding import FailLevel, Waiver
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.notation import parse_primitive
-from schemaguard.names import Identity
+from schemaguard.names import NAME, Identity
 from schemaguard.plan.planner import Durations
 from schemaguard.proofs import Proof, ProofKind, proof_of
 from schemaguard.rules.modes import Mode
@@ -28,9 +28,6 @@ from schemaguard.rules.profiles import PROFILES
 FORMATS = ("terminal", "json", "markdown", "html", "junit", "sarif")
 ENGINES = ("auto", "local", "spark")
 REPORT_DIR = Path(".schemaguard/reports")  # under the working directory unless the file says where
-# A catalog, database or table name part: what Spark accepts unquoted. Names are validated here and
-# still quoted wherever they reach SQL.
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WAREHOUSE_KEY = "spark.sql.warehouse.dir"
 
@@ -271,13 +268,17 @@ def _strings(value: list[Any], where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# The proofs a table lists by column (or expression), and the key each is listed under; `fits`
+# (COL:TYPE) and `[[tables.values]]` (column, allowed) have shapes of their own.
+COLUMN_PROOF_KEYS: dict[ProofKind, str] = {"not-null": "not_null", "backfilled": "backfilled",
+                                           "agree": "agree", "unit-drift": "unit_drift"}
+
+
 def _proofs(t: dict[str, Any], where: str) -> tuple[Proof, ...]:
     """The table's proofs: `not_null`, `backfilled`, `unit_drift` (columns), `agree` (A=B or a Spark
     SQL expression), `fits` (COL:TYPE), `[[tables.values]]` (column, allowed)."""
-    kinds: tuple[tuple[str, ProofKind], ...] = (
-        ("not_null", "not-null"), ("backfilled", "backfilled"), ("agree", "agree"),
-        ("unit_drift", "unit-drift"))
-    out = [proof_of(kind, c) for key, kind in kinds for c in _strings(t.get(key, []), f"{where} {key}")]
+    out = [proof_of(kind, c) for kind, key in COLUMN_PROOF_KEYS.items()
+           for c in _strings(t.get(key, []), f"{where} {key}")]
     for text in _strings(t.get("fits", []), f"{where} fits"):
         column, sep, target = text.partition(":")
         if not sep or not column or not target:

@@ -223,9 +223,10 @@ def table_now(spark: SparkSession, m: Migration) -> TableNow:
     return TableNow(frozenset(p.lower() for p, _ in fields_of(schema)), properties)
 
 
-def already_done(statement: str, now: TableNow) -> bool:
+def already_done(statement: str, table: Callable[[], TableNow]) -> bool:
     """Whether the table already shows what `statement` does (a non-idempotent DDL statement a
-    killed run committed). Views, updates and the other idempotent statements always run."""
+    killed run committed). Views, updates and the other idempotent statements always run, and
+    only an ALTER reads the table (`table()`)."""
     from sqlglot import exp
 
     from schemaguard.plan.ddl import column_path, dropped_paths
@@ -236,6 +237,7 @@ def already_done(statement: str, now: TableNow) -> bool:
     if not isinstance(tree, exp.Alter):
         return False
     action = (tree.args.get("actions") or [None])[0]
+    now = table()
     if isinstance(action, exp.Schema | exp.ColumnDef):  # ADD COLUMNS
         defs = action.expressions if isinstance(action, exp.Schema) else [action]
         return all(now.has(column_path(d.this)) for d in defs)
@@ -270,19 +272,19 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
     if state is not None and state.status == APPLIED:
         return StepRun(kind, "already-applied", "proven", (), statements, state.version_before,
                        state.version_after)
-    resuming = state is not None and state.status == STARTED
-    checks = state.checks if resuming and state is not None else entry_checks(step, read_table, spark_factory)
+    resumed = state if state is not None and state.status == STARTED else None
+    checks = resumed.checks if resumed else entry_checks(step, read_table, spark_factory)
     verdict = overall(v for _, _, v, _ in checks)  # type: ignore[misc]
     if verdict != "proven" or not apply:
         run = StepRun(kind, "would-apply" if verdict == "proven" else "refused", verdict, checks, statements)
         if apply:
             _record(spark, catalog, m, run, datetime.now(UTC))
         return run
-    started = state.started_at if resuming and state is not None else datetime.now(UTC)
-    before = state.version_before if resuming and state is not None else _version(spark, m, iceberg)
-    if not resuming:  # the record comes first: a kill from here on leaves a step `started`
+    started = resumed.started_at if resumed else datetime.now(UTC)
+    before = resumed.version_before if resumed else _version(spark, m, iceberg)
+    if not resumed:  # the record comes first: a kill from here on leaves a step `started`
         _record(spark, catalog, m, StepRun(kind, STARTED, "proven", checks, statements, before), started)
-    notes = ("resumed: the step was started before and not finished",) if resuming else ()
+    notes = ("resumed: the step was started before and not finished",) if resumed else ()
     if m.table_format == "iceberg":
         return _iceberg_step(m, kind, spark, catalog, iceberg, checks, statements, started, before, notes)
     _run_statements(spark, catalog, m, StepRun(kind, FAILED, "refuted", checks, statements, before), started)
@@ -301,7 +303,7 @@ def _run_statements(spark: SparkSession, catalog: CatalogConfig, m: Migration, f
     `failed` holds, with the reason) and raised as one line."""
     for statement in failed.statements:
         try:
-            if not already_done(statement, table_now(spark, m)):
+            if not already_done(statement, lambda: table_now(spark, m)):
                 spark.sql(statement)
         except Exception as e:
             reason = f"{statement[:80]}: {first_line(e)}"

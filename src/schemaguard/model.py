@@ -283,7 +283,7 @@ def parts(path: str) -> tuple[str, ...]:
         m = _SEGMENT.match(path, at)
         if m is None:
             raise ValueError(f"{path!r} is not a column path")
-        out.append(m.group(2) if m.group(2) is not None else m.group(1).replace("``", "`"))
+        out.append(_name(m))
         at = m.end()
         if at == len(path):
             return tuple(out)
@@ -297,6 +297,11 @@ def top_name(path: str) -> str:
     m = _SEGMENT.match(path)
     if m is None:
         raise ValueError(f"{path!r} is not a column path")
+    return _name(m)
+
+
+def _name(m: re.Match[str]) -> str:
+    """The name one matched segment spells: bare, or unquoted from its backticks."""
     return m.group(2) if m.group(2) is not None else m.group(1).replace("``", "`")
 
 

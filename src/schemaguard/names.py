@@ -6,9 +6,13 @@ implementing module takes its names from here: `rules/profiles.py` builds one pr
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Literal, get_args
 
+# A catalog, database, table or view name part: what Spark accepts unquoted. Names are validated
+# with it and still quoted wherever they reach SQL.
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 Identity = Literal["name", "name-ci", "id", "position"]
 ColumnMapping = Literal["none", "name", "id"]  # Delta's delta.columnMapping.mode
 IcebergVersion = Literal[2, 3]  # Iceberg's format-version

@@ -112,6 +112,9 @@ class Result:
         return f"<{type(self).__name__} {'ok' if self.ok else 'FAIL'}: {self.summary()}>"
 
 
+PROBLEMS_VIEW = (("rows", ("severity", "code", "path", "message", "rule")),)  # compare, merge, evolve
+
+
 @dataclass(frozen=True, repr=False)
 class ScanResult(Result):
     table: TableRead
@@ -162,7 +165,7 @@ class ScanResult(Result):
 class CompareResult(Result):
     report: CompareReport
     command = "compare"
-    view = (("rows", ("severity", "code", "path", "message", "rule")),)
+    view = PROBLEMS_VIEW
 
     @property
     def exit_code(self) -> int:
@@ -191,7 +194,7 @@ class CompareResult(Result):
 class MergeResult(Result):
     report: MergeReport
     command = "merge"
-    view = (("rows", ("severity", "code", "path", "message", "rule")),)
+    view = PROBLEMS_VIEW
 
     @property
     def exit_code(self) -> int:
@@ -220,7 +223,7 @@ class MergeResult(Result):
 class EvolveResult(Result):
     report: EvolveReport
     command = "evolve"
-    view = (("rows", ("severity", "code", "path", "message", "rule")),)
+    view = PROBLEMS_VIEW
 
     @property
     def exit_code(self) -> int:

@@ -33,13 +33,13 @@ from typing import Literal
 from schemaguard.formats.spark_ddl import column_ref, qualified, quoted, sql_type
 from schemaguard.lake.table import TableFormat, TableRead
 from schemaguard.model import Field, Schema, StructType, fields_of, join, parent_and_name, parts, segment
+from schemaguard.names import NAME
 from schemaguard.plan.ddl import retarget
 from schemaguard.plan.planner import Plan, StepKind, View
 from schemaguard.rules.changes import Operation, OpKind
 
 BACKFILL_PARTITIONS = 31  # partitions one backfill statement covers (a month of days)
 VIEW_NAME = "{table}__v{version}"
-_VIEW_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TIGHTENED = (OpKind.ADD_REQUIRED_FIELD, OpKind.NULLABILITY_TIGHTENED)
 DROPPED_AT_CONTRACT = (OpKind.RENAME, OpKind.DROP_FIELD, OpKind.NARROW_TYPE)
 MAPPING_PROPERTIES = ("'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
@@ -235,7 +235,7 @@ def check_view_name(template: str) -> None:
         sample = template.format(table="t", version=1)
     except (KeyError, IndexError, ValueError):
         raise ValueError(f"--view-name {template!r}: only {{table}} and {{version}} are filled in") from None
-    if not all(_VIEW_PART.fullmatch(p) for p in sample.split(".")):
+    if not all(NAME.fullmatch(p) for p in sample.split(".")):
         raise ValueError(f"--view-name {template!r}: a view name is letters, digits and _ (and dots between "
                          "a database and the name)")
 

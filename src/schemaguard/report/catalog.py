@@ -49,10 +49,11 @@ from typing import TYPE_CHECKING, Any
 
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.summary import partition_dir
-from schemaguard.config import NAME, CatalogConfig
+from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.meta import version
+from schemaguard.names import NAME
 from schemaguard.proofs.outcome import AuditRun, TableAudit
 from schemaguard.report.check import proof_json
 
@@ -494,6 +495,17 @@ def migration_rows(spark: SparkSession, catalog: CatalogConfig, plan_id: str) ->
             for r in rows]
 
 
+def _may_hold(stats: dict[str, Any] | None, column: str, value: str) -> bool:
+    """Whether a file's logged min/max of a string column admit the value (no bounds: it may)."""
+    low = ((stats or {}).get("minValues") or {}).get(column)
+    high = ((stats or {}).get("maxValues") or {}).get(column)
+    if not isinstance(low, str) or not isinstance(high, str):
+        return True
+    # Delta may log a long string's bounds cut to a prefix: a cut min is still at most every
+    # value, and every value at most the max compares at most the max on the max's length
+    return low <= value and value[:len(high)] <= high
+
+
 def migration_rows_from_log(location: Path, plan_id: str) -> list[dict[str, Any]] | None:
     """`migration_rows` read without Spark (`rows_from_log`); None when no table is there."""
     rows = rows_from_log(location, ("plan_id", plan_id))
@@ -535,12 +547,16 @@ def rows_from_log(location: Path, where: tuple[str, str]) -> list[dict[str, Any]
     if not log.is_dir() or not holds_commits(fs, str(log)):
         return None
     snapshot = read_delta_log(fs, str(log), str(location))
-    # Spark writes TIMESTAMP as INT96 (UTC instants): read as microseconds, made aware below
-    tables = [pq.read_table(location / f.path, coerce_int96_timestamp_unit="us") for f in snapshot.files]
+    column, value = where
+    # Spark writes TIMESTAMP as INT96 (UTC instants): read as microseconds, made aware below. Only
+    # the files whose logged bounds of the column can hold the value are read (one run's rows of
+    # `findings` in a file or two, however many runs the table keeps).
+    tables = [pq.read_table(location / f.path, coerce_int96_timestamp_unit="us") for f in snapshot.files
+              if _may_hold(f.stats, column, value)]
     if not tables:
         return []
     table = pa.concat_tables(tables, promote_options="permissive")
-    table = table.filter(pc.equal(table[where[0]], where[1]))
+    table = table.filter(pc.equal(table[column], value))
     return [{k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
              for k, v in r.items()} for r in table.to_pylist()]
 
