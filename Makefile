@@ -46,20 +46,29 @@ $(CHROMIUM):
 
 # The demo lake has findings on purpose: exit 1 (findings; a staged plan) is a successful demo, 2+
 # is not. DEMO_REV names the demo's data: a lake an older build made is built anew.
-DEMO_REV := 2
+DEMO_REV := 3
 DEMO_PARTS := orders orders_delta orders_iceberg plan
 PLAN_HTML ?= .schemaguard/plan.html
-DEMO_PLAN = $(DEMO_DIR)/orders $(DEMO_DIR)/plan/orders_next.json --table $(DEMO_DIR)/orders \
-  --rename customer=customer_id --identity name --query-table sales.orders \
+PLAN_JSON = $(dir $(PLAN_HTML))plan.json
+# The demo's `sales.orders`: a managed Delta table of the embedded catalog (its warehouse is under
+# SCHEMAGUARD_HOME), which `schemaguard demo --catalog-table` writes and the plan reads.
+DEMO_TABLE := sales.orders
+DEMO_TABLE_LOG = $(or $(SCHEMAGUARD_HOME),.warehouse)/warehouse/sales.db/orders/_delta_log
+DEMO_PLAN = --ddl "ALTER TABLE $(DEMO_TABLE) RENAME COLUMN customer TO customer_id" \
+  --table $(DEMO_TABLE) --spark-catalog --identity name \
   --query-log $(DEMO_DIR)/plan/queries.jsonl --sql $(DEMO_DIR)/plan/consumers
 run: setup
-	@test -e $(DEMO_DIR)/.rev-$(DEMO_REV) || { rm -rf $(addprefix $(DEMO_DIR)/,$(DEMO_PARTS)) && \
-	  $(VENV)/bin/schemaguard demo $(DEMO_DIR) && touch $(DEMO_DIR)/.rev-$(DEMO_REV); }
+	@test -e $(DEMO_DIR)/.rev-$(DEMO_REV) -a -d $(DEMO_TABLE_LOG) || { \
+	  rm -rf $(addprefix $(DEMO_DIR)/,$(DEMO_PARTS)) && \
+	  $(VENV)/bin/schemaguard demo $(DEMO_DIR) --catalog-table $(DEMO_TABLE) && touch $(DEMO_DIR)/.rev-$(DEMO_REV); }
 	@$(VENV)/bin/schemaguard audit --conf $(CONF); status=$$?; test $$status -le 1
-	@echo; echo "== the plan: rename customer to customer_id on orders (sales.orders), read by several teams"
+	@echo; echo "== the plan: rename customer to customer_id on $(DEMO_TABLE), read by several teams"
 	@$(VENV)/bin/schemaguard plan $(DEMO_PLAN); status=$$?; test $$status -le 1
 	@mkdir -p $(dir $(PLAN_HTML)); $(VENV)/bin/schemaguard plan $(DEMO_PLAN) --format html > $(PLAN_HTML); \
 	  status=$$?; test $$status -le 1
+	@$(VENV)/bin/schemaguard plan $(DEMO_PLAN) --format json > $(PLAN_JSON); status=$$?; test $$status -le 1
+	@echo; echo "== its first step, shown: add --apply to run it on $(DEMO_TABLE)"
+	@$(VENV)/bin/schemaguard migrate start --plan $(PLAN_JSON)
 	@echo; echo "plan: $(PLAN_HTML)"; $(VENV)/bin/schemaguard findings --conf $(CONF) --where
 
 $(MOTO):

@@ -105,3 +105,21 @@ def run_here(*args: str) -> subprocess.CompletedProcess[str]:
     finally:
         sys.argv = saved
     return subprocess.CompletedProcess(["schemaguard", *args], code, out.getvalue(), err.getvalue())
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # `make test` installs it (Debian's package)
+
+
+def need_chromium() -> None:
+    if not CHROMIUM.exists():
+        import pytest
+
+        pytest.skip(f"{CHROMIUM} is not installed: no browser to render the page with")
+
+
+def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on a page (--dump-dom, --screenshot=...), with a profile of its own."""
+    return subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--hide-scrollbars", f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=180, check=False)

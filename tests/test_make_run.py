@@ -58,12 +58,32 @@ def test_make_run_audits_proves_and_plans(made: dict[str, Any]) -> None:
     assert [plan.index(f" {s} ") for s in steps] == sorted(plan.index(f" {s} ") for s in steps)
     assert "rename customer -> customer_id" in plan
     assert "no-reads customer: refuted (5 queries by 4 reader(s)" in plan
+    assert "bi, finance, marketing, support" in plan  # who still reads it, named
+    # the plan of the demo's catalog table carries its Spark SQL and views
+    assert "ALTER TABLE sales.orders ADD COLUMNS (`customer_id` STRING AFTER `id`);" in plan
+    assert "sales.orders__v1: version 1, the old shape" in plan
+    shown = text[text.index("step expand: would-apply"):]
+    assert "would run: CREATE OR REPLACE VIEW `sales`.`orders__v1`" in shown
+    assert "nothing written: add --apply to run it" in shown
     assert f"plan: {made['work'] / 'plan.html'}" in done.stdout
     assert "<svg" in (made["work"] / "plan.html").read_text(encoding="utf-8")
     ending = done.stdout[done.stdout.rindex("reports: "):].splitlines()
     folder = Path(ending[0].removeprefix("reports: "))
     assert (folder if folder.is_absolute() else REPO / folder).joinpath("report.html").is_file()
     assert ending[1].startswith("catalog: ") and ending[2].startswith("SELECT ")
+
+
+def test_the_demo_table_is_left_as_the_demo_wrote_it(made: dict[str, Any]) -> None:
+    from pyarrow import fs as pafs
+
+    from schemaguard.formats.delta import read_delta_log
+    from schemaguard.model import fields_of
+
+    table = made["work"] / "home" / "warehouse" / "sales.db" / "orders"
+    log = read_delta_log(pafs.LocalFileSystem(), str(table / "_delta_log"), str(table))
+    assert [p for p, _ in fields_of(log.current.schema)] == [
+        "id", "customer", "quantity", "amount", "ts", "channel", "amount_cents"]
+    assert log.version == 0  # `migrate start` without --apply wrote nothing
 
 
 def test_the_catalog_holds_each_proof_with_where_it_was_refuted(made: dict[str, Any]) -> None:

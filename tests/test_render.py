@@ -8,7 +8,6 @@ import json
 import os
 import re
 import struct
-import subprocess
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
@@ -36,8 +35,8 @@ from schemaguard.report import common, junit, markdown, sarif, terminal
 from schemaguard.report import folder as report_folder
 from schemaguard.report import html as html_report
 from schemaguard.report import json as json_report
+from tests.helpers import chromium, need_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 ACTIVE = "orders:LOGICAL_TYPE_DRIFT:ts"
 EXPIRED = "orders:LOGICAL_TYPE_DRIFT:amount"
 
@@ -663,24 +662,12 @@ def _pixels_near(histogram: Counter[bytes], colour: tuple[int, int, int], tolera
                if all(abs(p - c) <= tolerance for p, c in zip(pixel, colour, strict=True)))
 
 
-def _need_chromium() -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed: no browser to render the page with")
-
-
-def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--hide-scrollbars", f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180, check=False)
-
-
 def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
-    _need_chromium()
+    need_chromium()
     page = tmp_path / "report.html"
     page.write_text(html_report.to_html(run), encoding="utf-8")
     shot = tmp_path / "report.png"
-    done = _chromium("--window-size=1400,1800", f"--screenshot={shot}", page.as_uri(),
+    done = chromium("--window-size=1400,1800", f"--screenshot={shot}", page.as_uri(),
                      profile=tmp_path / "profile")
     print(f"screenshot: {shot}")
     assert shot.exists(), done.stderr[-2000:]
@@ -693,16 +680,16 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
         assert _pixels_near(top, _colour(colour)) > 500, f"lane v{i + 1} ({colour}) is not in the top half"
     assert _pixels_near(top, _colour(html_report.UNREADABLE_COLOUR)) > 50
 
-    dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert 'id="timeline-orders"' in dom and "<svg" in dom
     assert dom.count('class="drift"') == 3 and dom.count('class="mark"') == 61
 
 
 def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: Path) -> None:
-    _need_chromium()
+    need_chromium()
     page = tmp_path / "odd.html"
     page.write_text(html_report.to_html(odd_run), encoding="utf-8")
-    dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert "&lt;b&gt;x&lt;/b&gt;" in dom and "<b>x</b>" not in dom
     assert dom.count('class="drift"') == 1
 
@@ -742,10 +729,10 @@ def test_the_plan_page_draws_its_steps_as_weeks_coloured_by_their_checks(tmp_pat
     assert x[0] == x[1] < x[2] < x[3] == x[4] < x[5]  # weeks 1, 1, 2, 3-6, 3-7, 8
     text = " ".join(parsed.text.getvalue().split())
     assert "rename customer -> customer_id" in text and "week 8" in text
-    _need_chromium()
+    need_chromium()
     page = tmp_path / "plan.html"
     page.write_text(done.stdout, encoding="utf-8")
-    dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+    dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert dom.count('class="bar"') == 6 and 'id="steps"' in dom
 
 
@@ -763,12 +750,12 @@ def test_the_plan_page_wraps_long_sql_at_1400_px(tmp_path: Path) -> None:
                        "ALTER TABLE shipments RENAME COLUMN weight TO weight_kg", "--format", "html")
     assert done.returncode == 1, done.stderr
     assert done.stdout.count('<pre class="sql">') >= 4
-    _need_chromium()
+    need_chromium()
     page = tmp_path / "plan.html"
     probe = ("<script>document.body.setAttribute('data-overflow', "
              "String(document.documentElement.scrollWidth > window.innerWidth));</script>")
     page.write_text(done.stdout.replace("</body>", probe + "</body>"), encoding="utf-8")
-    dom = _chromium("--window-size=1400,900", "--dump-dom", page.as_uri(),
+    dom = chromium("--window-size=1400,900", "--dump-dom", page.as_uri(),
                     profile=tmp_path / "profile").stdout
     assert 'data-overflow="false"' in dom, "the page is wider than the window"
 
@@ -799,12 +786,12 @@ def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: Aud
         sheet = cell.split("<style>", 1)[1].split("</style>", 1)[0]
         selectors = [x.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", sheet) for x in rule.split(",")]
         assert selectors and all(x.startswith(".sg-report") for x in selectors), selectors
-        _need_chromium()
+        need_chromium()
         styles = []
         for inserted in ("", cell):
             page = tmp_path / f"host{i}-{len(styles)}.html"
             page.write_text(HOST_PAGE.format(cell=inserted), encoding="utf-8")
-            dom = _chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
+            dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
             found = re.search(r'data-styles="([^"]*)"', dom)
             assert found is not None, dom[-500:]
             styles.append(found.group(1))

@@ -39,6 +39,17 @@ def test_an_audit_of_a_missing_path_says_so_before_spark(tmp_path: Path) -> None
     assert not (tmp_path / "reports").exists()
 
 
+def test_an_audit_with_its_catalog_report_refuses_a_typo_before_spark(lake: Path, tmp_path: Path) -> None:
+    conf = tmp_path / "audit.toml"
+    conf.write_text(f'[audit]\nreport_dir = "{tmp_path / "reports"}"\n'
+                    f'[[tables]]\nname = "orders"\npath = "{lake / "orders"}"\nnot_null = ["idd"]\n')
+    done = run("audit", "--conf", str(conf))  # the catalog report is on: it would need Spark
+    assert_usage_error(done, "table orders: not-null idd: no column idd in", "did you mean id?")
+    assert "starting Spark" not in done.stderr  # and no JVM: `make test-fast` fails any start of one
+    reports = tmp_path / "reports"  # no report: at most the footer cache the reading kept
+    assert [p.name for p in reports.iterdir()] == ["_cache"] if reports.exists() else True
+
+
 PLAIN_SESSION = """
 import sys, time
 from pyspark.sql import SparkSession

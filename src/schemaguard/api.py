@@ -26,6 +26,7 @@ from schemaguard.names import (
     IDENTITIES,
     MERGE_PROFILE_NAMES,
     PROFILE_NAMES,
+    is_table_name,
 )
 from schemaguard.spark import kept_conf, tune_report_writes
 
@@ -110,7 +111,7 @@ def _given_schema(source: SchemaLike, spark: Any) -> Schema | None:
         return schema_from_spark_json(source.json())
     if type(source).__module__.startswith("pyarrow") and hasattr(source, "names"):
         return _arrow_schema(source)
-    if isinstance(source, str) and spark is not None and _catalog_name(source) and not Path(source).exists():
+    if isinstance(source, str) and spark is not None and is_table_name(source) and not Path(source).exists():
         from schemaguard.auditing import catalog_table
 
         return catalog_table(spark, source)[1]
@@ -129,19 +130,19 @@ def _arrow_schema(schema: Any) -> Schema:
         return read_footer(path).schema
 
 
-def _catalog_name(text: str) -> bool:
-    from schemaguard.names import NAME
-
-    parts = text.split(".")
-    return len(parts) in (2, 3) and all(NAME.fullmatch(p) for p in parts)
-
-
 def catalog_location(name: str, spark: Any = None) -> str:
-    """Where a table of the Spark session's catalog lies (the session given, else the embedded one)."""
+    """Where a table of the Spark session's catalog lies (the session given, else the embedded one).
+    A Delta table the embedded catalog manages is found in its warehouse without starting Spark
+    (an external table of that name has no log there: Spark is asked where it lies)."""
     from schemaguard.auditing import catalog_table
+    from schemaguard.spark import embedded_table_location
 
-    if not _catalog_name(name):
+    if not is_table_name(name):
         raise UsageError(f"{name!r} is not a catalog table name: give db.table or catalog.db.table")
+    parts = name.split(".")
+    managed = embedded_table_location(None, *parts) if spark is None and len(parts) == 2 else None
+    if managed is not None and (managed / "_delta_log").is_dir():
+        return str(managed)
     return catalog_table(spark if spark is not None else _embedded("schemaguard"), name)[0]
 
 
@@ -233,7 +234,7 @@ def timestamp_of(text: str) -> float:
 def _located(location: str, spark: Any, spark_catalog: bool) -> str:
     """A table's location: a name of the Spark session's catalog is looked up there (always with
     `spark_catalog`; with a caller's `spark`, when no such path exists)."""
-    by_name = spark_catalog or (spark is not None and _catalog_name(location) and not Path(location).exists())
+    by_name = spark_catalog or (spark is not None and is_table_name(location) and not Path(location).exists())
     return catalog_location(location, spark) if by_name else location
 
 
@@ -502,50 +503,37 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
     say = announce or (lambda _: None)
     started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole call's
     auditing.check_paths(config)
-    session = spark
-    if session is None and auditing.needs_spark(config):
-        from schemaguard.spark import get_spark
-
-        say("starting Spark (the catalog report needs it; --no-catalog skips it)")
-        if any(t.proofs for t in config.tables):
-            from schemaguard.proofs.gx_spark import preload
-
-            preload()  # Great Expectations imports while the JVM starts
-        session = get_spark("schemaguard-audit", config.spark)
-    spark_start = time.monotonic() - clock if session is not None and spark is None else 0.0
-    writes = config.catalog.enabled and session is not None
-    if writes and spark is not None:  # the caller's session: refused now, before anything is written
+    lazy = auditing.LazySpark(config.spark, spark, say)
+    if spark is not None and config.catalog.enabled:  # the caller's session: refused now, before any work
         from schemaguard.spark import require_delta
 
         require_delta(spark, "the catalog report (Delta tables)")
-    if writes:
-        from schemaguard.report import catalog as catalog_tables
-
-        metastore = catalog_tables.warm(session, config.catalog)  # its first answer while the audit reads
     with kept_conf(spark):
-        run = auditing.run_audit(config, run_id, session, progress or auditing.no_progress, now=started,
-                                 spark_start=spark_start, since=clock)
+        run = auditing.run_audit(config, run_id, lazy, progress or auditing.no_progress, now=started,
+                                 since=clock)
     paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"]) \
         if reports else {}
-    if writes:
+    if config.catalog.enabled:
         from datetime import timedelta
 
+        from schemaguard.report import catalog as catalog_tables
+
+        session = lazy("the catalog report needs it; --no-catalog skips it")
         say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
         writing = time.monotonic()
-        metastore.join()
         with kept_conf(spark):
             tune_report_writes(session)
             catalog_tables.write_run(session, run, config.catalog, label, new_id=run_id is None)
         done = time.monotonic()
         run = replace(run, finished_at=started + timedelta(seconds=done - clock),
-                      phases=replace(run.phases, catalog=done - writing))
+                      phases=replace(run.phases, spark_start=lazy.seconds, catalog=done - writing))
     return AuditResult(run, config, paths)
 
 
 def _listed_table(location: str) -> dict[str, str]:
     """A table named on the command line as the configuration would list it: a catalog name
     (db.table) that is not also a path is a catalog table; anything else a path or URI."""
-    if _catalog_name(location) and not Path(location).exists():
+    if is_table_name(location) and not Path(location).exists():
         return {"name": location, "catalog_table": location}
     return {"name": Path(location.rstrip("/")).name or location, "path": location}
 

@@ -3,8 +3,9 @@ version on disk against the table's current schema under the configured readers 
 collect the findings with their waivers. Pure of output: the CLI and the jobs render and store it.
 
 Every table is listed before any footer is read, so a missing table stops the run (exit 2)
-before anything is written. Spark is started only when something needs it: a catalog table, the
-Spark engine, or the catalog report.
+before anything is written. Spark is started only when something needs it, and no sooner: a
+catalog table or the Spark engine before reading, a data proof when its first file needs reading,
+the catalog report after the audit. So a bad column in a proof is refused before Spark starts.
 """
 
 from __future__ import annotations
@@ -62,9 +63,40 @@ def new_run_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def needs_spark(config: AuditConfig) -> bool:
-    return (config.catalog.enabled or config.engine == "spark"
-            or any(t.catalog_table and not t.iceberg_catalog for t in config.tables))
+def reading_needs_spark(config: AuditConfig) -> bool:
+    """Whether the tables cannot even be listed without Spark: a metastore table or the Spark engine."""
+    return config.engine == "spark" or any(t.catalog_table and not t.iceberg_catalog for t in config.tables)
+
+
+class LazySpark:
+    """The run's Spark session: the caller's, or ours started on its first use, its start timed."""
+
+    def __init__(self, conf: dict[str, str] | None = None, session: SparkSession | None = None,
+                 announce: Callable[[str], None] | None = None) -> None:
+        self.conf = conf
+        self.session = session
+        self.announce = announce
+        self.seconds = 0.0  # spent starting ours
+
+    def __call__(self, why: str = "a data proof reads files") -> SparkSession:
+        if self.session is None:
+            from schemaguard.spark import get_spark
+
+            if self.announce is not None:
+                self.announce(f"starting Spark ({why})")
+            start = time.monotonic()
+            self.session = get_spark("schemaguard-audit", self.conf)
+            self.seconds = time.monotonic() - start
+        return self.session
+
+    def for_proofs(self) -> SparkSession:
+        """The session for a data proof; ours, when started now, with Great Expectations imported
+        while the JVM starts."""
+        if self.session is None:
+            from schemaguard.proofs.gx_spark import preload
+
+            preload()
+        return self("a data proof reads files")
 
 
 def check_paths(config: AuditConfig) -> None:
@@ -86,25 +118,28 @@ def check_paths(config: AuditConfig) -> None:
             raise AuditError(f"table {t.name}: no such table path: {redacted(t.path)}")
 
 
-def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | None = None,
+def run_audit(config: AuditConfig, run_id: str | None = None, spark: SparkSession | LazySpark | None = None,
               progress: Progress = no_progress, now: datetime | None = None,
-              spark_start: float = 0.0, since: float | None = None) -> AuditRun:
+              since: float | None = None) -> AuditRun:
     """Audit every configured table. The run started at `now`, `since` on the monotonic clock
-    (default: this call), `spark_start` seconds of it spent starting Spark."""
+    (default: this call); `spark` is the session, or ours to start when first needed."""
     started = now or datetime.now(UTC)
     clock = time.monotonic() if since is None else since
+    lazy = spark if isinstance(spark, LazySpark) else LazySpark(config.spark, spark)
+    if lazy.session is None and reading_needs_spark(config):
+        lazy("a catalog table or the Spark engine")
     spent = _Spent()
     with spent("reading"):
-        lister = lister_for(config.engine, spark)
-        targets = [_target(t, spark, lister) for t in config.tables]  # every listing first: fail early
+        lister = lister_for(config.engine, lazy.session)
+        targets = [_target(t, lazy.session, lister) for t in config.tables]  # every listing first: fail early
     tables = []
     for target in targets:
         with progress(len(target.listing.files), label=target.table.name) as advance:
-            tables.append(_audit_table(target, config, spark, advance, spent))
+            tables.append(_audit_table(target, config, lazy, advance, spent))
     run_findings = waiver_findings(config.waivers, [f for t in tables for f in t.findings], started.date())
     finished = started + timedelta(seconds=time.monotonic() - clock)
     return AuditRun(run_id or new_run_id(started), started, finished, config.fail_level,
-                    tuple(tables), tuple(run_findings), Phases(spark_start, **spent.seconds))
+                    tuple(tables), tuple(run_findings), Phases(lazy.seconds, **spent.seconds))
 
 
 class _Spent:
@@ -164,19 +199,21 @@ def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
     return location, schema
 
 
-def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | None,
+def _audit_table(target: _Target, config: AuditConfig, spark: LazySpark,
                  advance: Callable[[int], None] | None, spent: _Spent) -> TableAudit:
     table = target.table
-    on_spark = use_spark(config.engine, len(target.listing.files), spark)
+    on_spark = use_spark(config.engine, len(target.listing.files), spark.session)
     with spent("reading"):
-        read = read_listing(target.listing, advance, spark if on_spark else None, how=target.how,
+        read = read_listing(target.listing, advance, spark.session if on_spark else None, how=target.how,
                             report_dir=config.report_dir, incremental=config.incremental)
     with spent("checks"):
         source, current = _current_schema(target, read)
         options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
         checked = run_checks(read, options)
+    started = spark.seconds
     with spent("proofs"):
         proved = _proofs(table, read, spark)
+    spent.seconds["proofs"] -= spark.seconds - started  # a start a proof caused is its own phase
     found = [replace(f, table=table.name) for f in [
         *checked, *(p for p in map(proof_finding, proved) if p is not None)]]
     return TableAudit(table.name, target.listing.root, summarize(table.name, read), source,
@@ -184,7 +221,7 @@ def _audit_table(target: _Target, config: AuditConfig, spark: SparkSession | Non
                       tuple(by_severity(waive(found, config.waivers))), proved)
 
 
-def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> tuple[ProofResult, ...]:
+def _proofs(table: TableConfig, read: TableRead, spark: LazySpark) -> tuple[ProofResult, ...]:
     """The table's configured proofs over its configured days; Spark is started only when some file
     needs its data read. A table with nothing in scope proves nothing: each proof is unknown."""
     if not table.proofs:
@@ -193,16 +230,10 @@ def _proofs(table: TableConfig, read: TableRead, spark: SparkSession | None) -> 
         check_columns(read, table.proofs)  # a column the table lacks is bad input, not a finding
     except UsageError as e:
         raise AuditError(f"table {table.name}: {e}") from None
-
-    def session() -> SparkSession:
-        from schemaguard.spark import get_spark
-
-        return spark or get_spark("schemaguard-audit")
-
     try:
         since, until = (d.isoformat() if d else None for d in (table.proofs_since, table.proofs_until))
         scope = Scope(since=since, until=until)
-        return tuple(run_proofs(read, table.proofs, scope, spark=session, keys=table.keys,
+        return tuple(run_proofs(read, table.proofs, scope, spark=spark.for_proofs, keys=table.keys,
                                 sensitive=table.sensitive))
     except UsageError as e:
         return tuple(ProofResult(p, "unknown", "none", why=str(e)) for p in table.proofs)

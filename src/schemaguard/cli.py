@@ -132,6 +132,9 @@ def scan(
 @app.command()
 def demo(
     directory: Annotated[Path, typer.Argument(help="where to build the demo lake")],
+    catalog_table: Annotated[str | None, typer.Option(
+        "--catalog-table", help="also copy the newest days of `orders` into a managed Delta table of "
+        "this name (db.table) in the session's catalog, replacing one there")] = None,
 ) -> None:
     """Build a demo lake: an `orders` Parquet table, an `orders_iceberg` Iceberg table (written with
     pyiceberg) and an `orders_delta` Delta table (written with delta-spark) whose histories hold
@@ -143,9 +146,13 @@ def demo(
         build_demo_lake,
         build_iceberg_demo,
         build_plan_inputs,
+        register_orders,
     )
+    from schemaguard.names import is_table_name
     from schemaguard.spark import get_spark
 
+    if catalog_table is not None and not is_table_name(catalog_table):
+        fail(f"--catalog-table {catalog_table!r}: give db.table")
     for name in DEMO_TABLES:  # all refused before any is written
         if (directory / name).exists():
             fail(f"{directory / name} already exists; pick another directory or remove it")
@@ -156,10 +163,16 @@ def demo(
     typer.echo(f"demo lake written: {iceberg}")
     _status("writing the Delta table with delta-spark")
     # Path-based Delta needs no metastore: an in-memory catalog never contends for the embedded
-    # catalog's database with another session (an audit, a notebook) on this machine.
-    spark = get_spark("schemaguard-demo", {"spark.sql.catalogImplementation": "in-memory"})
+    # catalog's database with another session (an audit, a notebook) on this machine. A catalog
+    # table needs the catalog.
+    in_memory = {"spark.sql.catalogImplementation": "in-memory"}
+    spark = get_spark("schemaguard-demo", None if catalog_table else in_memory)
     delta = build_delta_demo(directory, spark)
     typer.echo(f"demo lake written: {delta}")
+    if catalog_table is not None:
+        _status(f"copying the newest days of orders into {catalog_table}")
+        location = register_orders(directory, spark, catalog_table)
+        typer.echo(f"catalog table written: {catalog_table} at {location}")
     typer.echo(f"try: schemaguard scan {table}")
     typer.echo(f"     schemaguard scan {iceberg}")
     typer.echo(f"     schemaguard scan {delta}")
@@ -487,15 +500,18 @@ def migrate(
     from schemaguard.spark import embedded_table_location, get_spark, kept_conf
 
     # The records come from the migrations table's own log where its place is known (the embedded
-    # catalog, once the table exists): `status` needs no Spark, and a step no metastore read.
+    # catalog makes it there, managed: no folder, no records yet). So `status` and a step shown
+    # without --apply start no Spark, and a step applied reads no metastore for them.
     records = embedded_table_location(reports.catalog, reports.database, MIGRATIONS)
-    recorded = migration_rows_from_log(records, m.plan_id) if records is not None else None
+    recorded = (migration_rows_from_log(records, m.plan_id) or [] if records is not None else None)
     if action == "status" and recorded is not None:
         _show_status(m, recorded)
-    _status("starting Spark (a migration step runs its checks and SQL through it)")
-    spark = get_spark("schemaguard-migrate")
-    if recorded is None:
-        recorded = migration_rows(spark, reports, m.plan_id)
+    spark = None
+    if apply or action == "rollback" or recorded is None:
+        _status("starting Spark (a migration step runs its checks and SQL through it)")
+        spark = get_spark("schemaguard-migrate")
+        if recorded is None:
+            recorded = migration_rows(spark, reports, m.plan_id)
     if action == "status":
         _show_status(m, recorded)
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
@@ -506,7 +522,8 @@ def migrate(
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings
-            _show_run(migrating.run_rollback(m, spark, reports, apply, recorded), apply)
+            _show_run(migrating.run_rollback(m, spark or get_spark("schemaguard-migrate"), reports, apply,
+                                             recorded), apply)
         raise typer.Exit(0)
     read_now = partial(api.read_table, where, spark=spark, catalog=iceberg,
                        progress=_bars(OutputFormat.text))

@@ -29,6 +29,10 @@ Beside them, `plan/` holds what `schemaguard plan` needs for a realistic change 
 renaming `customer` to `customer_id` on `orders`, read by several teams: the schema after the
 change, a query log of the last weeks (queries name the table `sales.orders`) and consumers' SQL.
 
+With `--catalog-table sales.orders`, the newest days of `orders` are also copied into a managed
+Delta table of that name in the session's catalog (`register_orders`): the table the query log
+names, so a plan of the rename on it shows each step's Spark SQL and views.
+
 And `orders_iceberg`, an Iceberg table written by pyiceberg (`build_iceberg_demo`), its schemas:
 
   0  created: id, customer, qty int, amount decimal(10,2), region; partitioned by region; appended
@@ -213,6 +217,22 @@ def build_delta_demo(directory: Path, spark: SparkSession) -> Path:
         .write.format("delta").mode("append").save(str(path))
     path.rename(final)
     return final
+
+
+def register_orders(directory: Path, spark: SparkSession, name: str) -> str:
+    """Copy the newest version of `orders` (its last days: one schema, every file readable) into a
+    managed Delta table `name` (db.table) of the session's catalog; returns its location. The demo
+    owns that name: a table already there is replaced."""
+    from schemaguard.formats.spark_ddl import qualified
+
+    days = [START + timedelta(days=day) for day in range(DAYS - 3, DAYS)]
+    files = [str(f) for day in days for f in sorted((directory / "orders").glob(f"dt={day}/part-*.parquet"))]
+    parts = name.split(".")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {qualified(parts[:-1])}")
+    spark.read.parquet(*files).write.format("delta").mode("overwrite") \
+        .option("overwriteSchema", "true").saveAsTable(qualified(parts))
+    described = spark.sql(f"DESCRIBE DETAIL {qualified(parts)}").collect()
+    return str(described[0]["location"])
 
 
 def build_iceberg_demo(directory: Path) -> Path:

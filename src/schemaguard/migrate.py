@@ -257,14 +257,15 @@ def already_done(statement: str, table: Callable[[], TableNow]) -> bool:
 # Running a step
 
 
-def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfig, apply: bool,
+def run_step(m: Migration, kind: str, spark: SparkSession | None, catalog: CatalogConfig, apply: bool,
              read_table: Callable[[], Any], spark_factory: Callable[[], Any],
              recorded: Sequence[dict[str, Any]], iceberg: CatalogRef | None = None) -> StepRun:
     """One step, gated: entry checks now, then (with `apply`) its SQL, its exit checks, its record.
     `read_table` reads the table from disk as it is now (for the data proofs); `recorded` are the
     plan's rows of the `migrations` table. An Iceberg table of an `iceberg` catalog is changed
     through pyiceberg's `update_schema()`. A step recorded `started` (a run killed inside it) is
-    finished: its entry checks held when it started."""
+    finished: its entry checks held when it started. Without `apply` nothing needs `spark` (None:
+    the data proofs start theirs through `spark_factory` when a file needs reading)."""
     step = plan_step(m.doc, kind)
     statements = tuple(str(s) for s in step.get("sql") or ())
     guard(statements, m)
@@ -278,8 +279,9 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
     if verdict != "proven" or not apply:
         run = StepRun(kind, "would-apply" if verdict == "proven" else "refused", verdict, checks, statements)
         if apply:
-            _record(spark, catalog, m, run, datetime.now(UTC))
+            _record(_writer(spark), catalog, m, run, datetime.now(UTC))
         return run
+    spark = _writer(spark)
     started = resumed.started_at if resumed else datetime.now(UTC)
     before = resumed.version_before if resumed else _version(spark, m, iceberg)
     if not resumed:  # the record comes first: a kill from here on leaves a step `started`
@@ -294,6 +296,13 @@ def run_step(m: Migration, kind: str, spark: SparkSession, catalog: CatalogConfi
                   checks, statements, before, after, (*notes, *problems))
     _record(spark, catalog, m, run, started)
     return run
+
+
+def _writer(spark: SparkSession | None) -> SparkSession:
+    """The session a step applied with writes through (the command line gives one with --apply)."""
+    if spark is None:
+        raise UsageError("applying a step needs a Spark session")
+    return spark
 
 
 def _run_statements(spark: SparkSession, catalog: CatalogConfig, m: Migration, failed: StepRun,

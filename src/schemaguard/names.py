@@ -13,6 +13,14 @@ from typing import Literal, get_args
 # A catalog, database, table or view name part: what Spark accepts unquoted. Names are validated
 # with it and still quoted wherever they reach SQL.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_table_name(text: str) -> bool:
+    """Whether `text` names a catalog table: db.table or catalog.db.table, each part a NAME."""
+    parts = text.split(".")
+    return len(parts) in (2, 3) and all(NAME.fullmatch(p) for p in parts)
+
+
 Identity = Literal["name", "name-ci", "id", "position"]
 ColumnMapping = Literal["none", "name", "id"]  # Delta's delta.columnMapping.mode
 IcebergVersion = Literal[2, 3]  # Iceberg's format-version

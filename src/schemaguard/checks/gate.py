@@ -228,7 +228,8 @@ def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     sources += [_Source(None, 1, (rel,), schema)
                 for name in SUMMARY_FILES for rel, schema in summaries[name]]
     result = merge_schemas([s.schema for s in sources], "spark-merge")
-    conflicts = [_gate_conflict(c, sources) for c in result.conflicts]
+    nodes = [_nodes(s.schema) for s in sources]  # each input's nodes once, whatever asks
+    conflicts = [_gate_conflict(c, sources, nodes) for c in result.conflicts]
     merged = _nullable_schema(result.merged) if result.merged is not None and sources else None
     notes: list[str] = []
     if not sources:
@@ -243,7 +244,8 @@ def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
         notes.append("summary files (_metadata/_common_metadata) are merged after the data files, and "
                      "without mergeSchema Spark takes its schema from one of them")
 
-    without = _without_merge(listing, ordered, summaries, summary_errors, version_of, unreadable)
+    without = _without_merge(listing, ordered, nodes[:len(ordered)], summaries, summary_errors, version_of,
+                             unreadable)
     failures: list[ReadFailure] = []
     if without.schema is not None:
         failures += _read_failures("without_merge", without.schema, ordered, allow_quiet)
@@ -267,12 +269,12 @@ def duplicated(versions: Iterable[SchemaVersion], case_sensitive: bool = False) 
 # --- the sides of each conflict ----------------------------------------------------------------
 
 
-def _gate_conflict(c: Conflict, sources: list[_Source]) -> GateConflict:
+def _gate_conflict(c: Conflict, sources: list[_Source], nodes: list[dict[str, _Node]]) -> GateConflict:
     """The conflict with the inputs that bring each side: the right side is every input holding the
     type of the one that failed the merge; the left side every input merged before it that holds the
-    column (or holds the left type later)."""
+    column (or holds the left type later). O(inputs) a conflict: each input's nodes are indexed once."""
     key, at = c.path.lower(), c.input
-    types = [_nodes(s.schema).get(key) for s in sources]
+    types = [n.get(key) for n in nodes]
     if c.rule.id == SPARK_ILLEGAL.id:
         right = [i for i, n in enumerate(types) if n is not None and n.raw == c.right]
         left: list[int] = []
@@ -369,6 +371,7 @@ def _differs(a: _Node, b: _Node) -> bool:
 def _without_merge(
     listing: Listing,
     ordered: list[SchemaVersion],
+    held: list[dict[str, _Node]],
     summaries: dict[str, list[tuple[str, Schema]]],
     summary_errors: dict[str, str],
     version_of: dict[str, int],
@@ -405,17 +408,19 @@ def _without_merge(
         error = None if alone.merged is not None else alone.conflicts[0].message
     if schema is None:
         return WithoutMerge(from_file, source, version, None, error, (), ())
-    return WithoutMerge(from_file, source, version, schema, None, _lost(schema, ordered),
-                        _relabelled(schema, ordered))
+    have = _nodes(schema)
+    return WithoutMerge(from_file, source, version, schema, None, _lost(have, ordered, held),
+                        _relabelled(have, ordered, held))
 
 
-def _lost(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[LostColumn, ...]:
-    """Struct fields some versions hold whose parent the chosen schema has as a struct but which it
-    lacks itself: the read never asks for them. Only the topmost missing field is named."""
-    have = _nodes(chosen)
+def _lost(have: dict[str, _Node], ordered: list[SchemaVersion], held: list[dict[str, _Node]]
+          ) -> tuple[LostColumn, ...]:
+    """Struct fields some versions hold (`held`: each version's nodes) whose parent the chosen
+    schema (its nodes `have`) has as a struct but which it lacks itself: the read never asks for
+    them. Only the topmost missing field is named."""
     lost: dict[str, tuple[_Node, list[SchemaVersion]]] = {}
-    for v in ordered:
-        for key, node in _nodes(_spark_input(v.footer)).items():
+    for v, nodes in zip(ordered, held, strict=True):
+        for key, node in nodes.items():
             if key in have or not node.struct_field:
                 continue
             if node.parent is None or (node.parent in have and have[node.parent].kind == "struct"):
@@ -423,12 +428,12 @@ def _lost(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[LostColumn, ...
     return tuple(LostColumn(node.path, node.spark, *_versions_files(vs)) for node, vs in lost.values())
 
 
-def _relabelled(chosen: Schema, ordered: list[SchemaVersion]) -> tuple[RelabelledColumn, ...]:
+def _relabelled(have: dict[str, _Node], ordered: list[SchemaVersion], held: list[dict[str, _Node]]
+                ) -> tuple[RelabelledColumn, ...]:
     """Columns of the chosen schema that some version holds as another type (as Spark sees both)."""
-    have = _nodes(chosen)
     seen: dict[str, list[tuple[SchemaVersion, _Node]]] = {}
-    for v in ordered:
-        for key, node in _nodes(_spark_input(v.footer)).items():
+    for v, nodes in zip(ordered, held, strict=True):
+        for key, node in nodes.items():
             if key in have:
                 seen.setdefault(key, []).append((v, node))
     out = []
@@ -474,24 +479,31 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
     """SPARK_MERGE_CONFLICT: every column the gate finds Spark's mergeSchema failing on, naming the
     versions that hold it and how each holds it. The gate's own analysis, so the two agree.
     Not for a Delta or Iceberg table: their readers read the snapshot with the log's schema, never
-    merging footers (`mergeSchema` on a Delta read is a write option)."""
+    merging footers (`mergeSchema` on a Delta read is a write option). O(versions x columns) to
+    index the versions' nodes once, then O(versions) a conflict."""
     if table.table_format != "parquet":
         return []
+    conflicts = evaluate_gate(table).conflicts
+    if not conflicts:
+        return []
+    held = [(v, _held(v.footer), leaf_layouts(v.footer)) for v in table.versions]
     found = []
-    for c in evaluate_gate(table).conflicts:
+    for c in conflicts:
         key = c.path.lower()
-        vs = [v for v in table.versions if any(p.lower() == key for p, *_ in walk(v.footer.schema))]
+        vs = [(v, layouts.get(nodes[key][0]) or describe(nodes[key][1]))
+              for v, nodes, layouts in held if key in nodes]
         found.append(finding(
             "SPARK_MERGE_CONFLICT",
             f"spark.read.option('mergeSchema', 'true') fails on this table: {c.message}",
-            vs, c.path, [(f"v{v.number}", _node_text(v.footer, c.path)) for v in vs],
+            [v for v, _ in vs], c.path, [(f"v{v.number}", text) for v, text in vs],
             rule=f"{c.rule.id} ({c.rule.source})"))
     return found
 
 
-def _node_text(footer: FooterSchema, path: str) -> str:
-    """How one version holds a node, matched case-insensitively as Spark's merge matches it."""
+def _held(footer: FooterSchema) -> dict[str, tuple[str, DataType]]:
+    """A version's nodes (path, type) by lower-cased path, as Spark's merge matches names; the first
+    spelling of a path wins."""
+    out: dict[str, tuple[str, DataType]] = {}
     for p, t, _ in walk(footer.schema):
-        if p.lower() == path.lower():
-            return leaf_layouts(footer).get(p) or describe(t)
-    return "absent"
+        out.setdefault(p.lower(), (p, t))
+    return out

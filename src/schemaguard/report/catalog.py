@@ -37,10 +37,8 @@ Only this module's functions import pyspark and delta, so the CLI stays light wi
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -307,20 +305,6 @@ def _time(mtime: float | None) -> datetime | None:
 
 # ---------------------------------------------------------------------------------------------
 # writing
-
-
-def warm(spark: SparkSession, catalog: CatalogConfig) -> threading.Thread:
-    """Start the session's metastore in the background (3 s for the embedded Derby), reading only,
-    while the audit reads and proves: the write that follows then finds it up. Any error is met
-    again, and reported, by the write itself."""
-
-    def look() -> None:
-        with contextlib.suppress(Exception):  # the write reports it
-            spark.catalog.databaseExists(catalog.database)
-
-    thread = threading.Thread(target=look, name="schemaguard-metastore", daemon=True)
-    thread.start()
-    return thread
 
 
 def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:

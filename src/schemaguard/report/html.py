@@ -147,9 +147,15 @@ def result_view(title: str, sections: Sequence[Section]) -> str:
 
 
 def _shown(value: Any) -> str:
+    """A cell as a person reads it: a list's first items, a change as `path: before -> after`,
+    other records as `key value` pairs (never raw JSON)."""
     if isinstance(value, list):
         more = len(value) - SHOWN_ITEMS
-        return ", ".join(_shown(v) for v in value[:SHOWN_ITEMS]) + (f" (+{more} more)" if more > 0 else "")
+        return "; ".join(_shown(v) for v in value[:SHOWN_ITEMS]) + (f" (+{more} more)" if more > 0 else "")
+    if isinstance(value, dict):
+        if {"path", "before", "after"} <= value.keys():
+            return f"{value['path']}: {value['before'] or '(none)'} -> {value['after'] or '(none)'}"
+        return ", ".join(f"{k} {_shown(v)}" for k, v in value.items() if v is not None)
     if value is None:
         return ""
     return _cell(value)
