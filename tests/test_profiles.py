@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemaguard import base
 from schemaguard.base import Options, Problem, errors
 from schemaguard.formats.avro import schema_from_avsc
 from schemaguard.formats.notation import schema_from_notation
-from schemaguard.model import DecimalType, Field, Schema
+from schemaguard.model import DataType, DecimalType, Field, ListType, MapType, Schema, StructType
 from schemaguard.rules import avro as avro_rules
 from schemaguard.rules import merge as merge_rules
 from schemaguard.rules import promotions, read
@@ -410,3 +412,36 @@ def test_the_readme_lists_the_registry() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     sentence = " ".join(readme.split("The profiles, by name:", 1)[1].split(".", 1)[0].split())
     assert [name.strip(" `,") for name in sentence.split(", ")] == list(PROFILES)
+
+
+# One-pass conflicts: what restarting the merge without each conflicting field finds.
+_near_names = st.sampled_from(["a", "b", "A", "c"])
+_near_leaves = st.sampled_from([one(t).fields[0].type for t in (
+    "int32", "int64", "int8", "decimal(10,2)", "decimal(12,2)", "decimal(10,3)", "string",
+    "timestamp_us_local", "timestamp_us_utc", "uint64", "time_us", "time_ms")])
+_near_types: st.SearchStrategy[DataType] = st.recursive(
+    _near_leaves,
+    lambda inner: st.one_of(
+        st.lists(st.builds(Field, _near_names, inner, st.booleans()), max_size=3,
+                 unique_by=lambda f: f.name).map(lambda fs: StructType(tuple(fs))),
+        st.builds(ListType, inner, st.booleans()),
+        st.builds(MapType, _near_leaves, inner, st.booleans())),
+    max_leaves=6)
+_near_schemas = st.lists(st.builds(Field, _near_names, _near_types, st.booleans()), max_size=4,
+                         unique_by=lambda f: f.name).map(lambda fs: Schema(tuple(fs)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_near_schemas, min_size=1, max_size=4), st.sampled_from(["spark-merge", "delta-merge"]),
+       st.booleans())
+def test_one_pass_names_each_conflict_a_restarted_merge_would_stop_at(
+        inputs: list[Schema], name: str, widening: bool) -> None:
+    """Conflict k is the first conflict of the merge with conflicts 0..k-1 taken out of every input
+    (Spark and Delta stop at the first), and without them all the merge succeeds."""
+    options = Options(type_widening=widening)
+    found = merge_schemas(inputs, name, options).conflicts
+    for k, conflict in enumerate(found):
+        without = [merge_rules.drop(s, *(c.path for c in found[:k])) for s in inputs]
+        assert merge_schemas(without, name, options).conflicts[0] == conflict
+    clean = merge_schemas([merge_rules.drop(s, *(c.path for c in found)) for s in inputs], name, options)
+    assert clean.ok and clean.merged is not None
