@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -503,7 +503,12 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
     say = announce or (lambda _: None)
     started, clock = datetime.now(UTC), time.monotonic()  # the run's time is the whole call's
     auditing.check_paths(config)
-    lazy = auditing.LazySpark(config.spark, spark, say)
+    warm_up = None
+    if config.catalog.enabled:
+        from schemaguard.report.catalog import warm
+
+        warm_up = partial(warm, catalog=config.catalog)
+    lazy = auditing.LazySpark(config.spark, spark, say, warm_up)
     if spark is not None and config.catalog.enabled:  # the caller's session: refused now, before any work
         from schemaguard.spark import require_delta
 

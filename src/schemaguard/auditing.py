@@ -11,6 +11,7 @@ the catalog report after the audit. So a bad column in a proof is refused before
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -69,24 +70,51 @@ def reading_needs_spark(config: AuditConfig) -> bool:
 
 
 class LazySpark:
-    """The run's Spark session: the caller's, or ours started on its first use, its start timed."""
+    """The run's Spark session: the caller's, or ours, started on its first use or, once it is
+    certain to be needed, in the background while the audit goes on (`prestart`). `seconds` is
+    the time the run waited for it: the start, less what ran meanwhile."""
 
     def __init__(self, conf: dict[str, str] | None = None, session: SparkSession | None = None,
-                 announce: Callable[[str], None] | None = None) -> None:
+                 announce: Callable[[str], None] | None = None,
+                 warm: Callable[[SparkSession], None] | None = None) -> None:
         self.conf = conf
         self.session = session
         self.announce = announce
-        self.seconds = 0.0  # spent starting ours
+        self.warm = warm  # run on ours once started (the metastore's first answer, say)
+        self.seconds = 0.0
+        self._starting: threading.Thread | None = None
+        self._failed: BaseException | None = None
+
+    def prestart(self, why: str) -> None:
+        """Start ours now in the background; a later call waits for it."""
+        if self.session is None and self._starting is None:
+            self._starting = threading.Thread(target=self._start, args=(why,), daemon=True,
+                                              name="schemaguard-spark-start")
+            self._starting.start()
+
+    def _start(self, why: str) -> None:
+        from schemaguard.spark import get_spark
+
+        if self.announce is not None:
+            self.announce(f"starting Spark ({why})")
+        try:
+            session = get_spark("schemaguard-audit", self.conf)
+            if self.warm is not None:
+                self.warm(session)
+            self.session = session
+        except BaseException as e:  # met again, and raised, where the session is asked for
+            self._failed = e
 
     def __call__(self, why: str = "a data proof reads files") -> SparkSession:
-        if self.session is None:
-            from schemaguard.spark import get_spark
-
-            if self.announce is not None:
-                self.announce(f"starting Spark ({why})")
-            start = time.monotonic()
-            self.session = get_spark("schemaguard-audit", self.conf)
-            self.seconds = time.monotonic() - start
+        waited = time.monotonic()
+        if self.session is None and self._starting is None:
+            self._start(why)
+        elif self._starting is not None:
+            self._starting.join()
+        if self._failed is not None:
+            raise self._failed
+        assert self.session is not None
+        self.seconds += time.monotonic() - waited
         return self.session
 
     def for_proofs(self) -> SparkSession:
@@ -206,6 +234,12 @@ def _audit_table(target: _Target, config: AuditConfig, spark: LazySpark,
     with spent("reading"):
         read = read_listing(target.listing, advance, spark.session if on_spark else None, how=target.how,
                             report_dir=config.report_dir, incremental=config.incremental)
+    try:
+        check_columns(read, table.proofs)  # a column the table lacks is bad input, not a finding
+    except UsageError as e:
+        raise AuditError(f"table {table.name}: {e}") from None
+    if config.catalog.enabled:  # the report needs Spark: its JVM starts while the audit goes on
+        spark.prestart("the catalog report needs it; --no-catalog skips it")
     with spent("checks"):
         source, current = _current_schema(target, read)
         options = CheckOptions(current, table.profiles, table.mode, table_options(read, table.options))
@@ -226,10 +260,6 @@ def _proofs(table: TableConfig, read: TableRead, spark: LazySpark) -> tuple[Proo
     needs its data read. A table with nothing in scope proves nothing: each proof is unknown."""
     if not table.proofs:
         return ()
-    try:
-        check_columns(read, table.proofs)  # a column the table lacks is bad input, not a finding
-    except UsageError as e:
-        raise AuditError(f"table {table.name}: {e}") from None
     try:
         since, until = (d.isoformat() if d else None for d in (table.proofs_since, table.proofs_until))
         scope = Scope(since=since, until=until)

@@ -203,30 +203,47 @@ def _version_source(v: SchemaVersion) -> _Source:
     return _Source(v.number, len(v.files), tuple(islice(v.files.rels(), SAMPLE)), _spark_input(v.footer))
 
 
+def _ordered(table: TableRead) -> list[SchemaVersion]:
+    """The versions holding files, in the order Spark's merge meets them (by their first file)."""
+    first_file = {v.number: min(map(spark_order_key, v.files.rels())) for v in table.history.versions
+                  if v.files}
+    return sorted((v for v in table.history.versions if v.files), key=lambda v: first_file[v.number])
+
+
+def _summaries(table: TableRead) -> tuple[dict[str, list[tuple[str, Schema]]], dict[str, str]]:
+    """The summary files' schemas by file name (`_metadata`, `_common_metadata`), and why each
+    unreadable one could not be read."""
+    summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
+    errors: dict[str, str] = {}
+    for s in table.summaries:
+        if isinstance(s, Unreadable):
+            errors[s.rel] = s.reason
+        else:
+            summaries[s.rel.rpartition("/")[2]].append((s.rel, _spark_input(s.footer)))
+    return summaries, errors
+
+
+def _sources(ordered: list[SchemaVersion], summaries: dict[str, list[tuple[str, Schema]]]) -> list[_Source]:
+    """What Spark's mergeSchema merges, in its order: the data files' versions, then the summaries."""
+    return [*(_version_source(v) for v in ordered),
+            *(_Source(None, 1, (rel,), schema) for name in SUMMARY_FILES for rel, schema in summaries[name])]
+
+
 def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     """The gate's verdict from what was read of a table: its listing, footers, summary files and
     versions. Spark is not needed. Quiet breaks fail reads unless `allow_quiet`."""
     history = table.history
-    first_file = {v.number: min(map(spark_order_key, v.files.rels())) for v in history.versions if v.files}
-    ordered = sorted((v for v in history.versions if v.files), key=lambda v: first_file[v.number])
+    ordered = _ordered(table)
     version_of = {rel: v.number for v in history.versions for rel in v.files.rels()}
 
     unreadable = [Unreadable(u.rel, u.reason) for u in table.scan.unreadable]
     unreadable += [Unreadable(s.rel, s.why) for s in table.listing.stale_checksums]
     unreadable += [Unreadable(rel, f"Spark cannot read it: {v.footer.spark_refusal}")
                    for v in history.versions if v.footer.spark_refusal for rel in v.files.rels()]
-    summaries: dict[str, list[tuple[str, Schema]]] = {name: [] for name in SUMMARY_FILES}
-    summary_errors: dict[str, str] = {}
-    for s in table.summaries:
-        if isinstance(s, Unreadable):
-            unreadable.append(Unreadable(s.rel, f"summary file: {s.reason}"))
-            summary_errors[s.rel] = s.reason
-        else:
-            summaries[s.rel.rpartition("/")[2]].append((s.rel, _spark_input(s.footer)))
+    summaries, summary_errors = _summaries(table)
+    unreadable += [Unreadable(rel, f"summary file: {why}") for rel, why in summary_errors.items()]
 
-    sources = [_version_source(v) for v in ordered]
-    sources += [_Source(None, 1, (rel,), schema)
-                for name in SUMMARY_FILES for rel, schema in summaries[name]]
+    sources = _sources(ordered, summaries)
     result = merge_schemas([s.schema for s in sources], "spark-merge")
     nodes = [_nodes(s.schema) for s in sources]  # each input's nodes once, whatever asks
     conflicts = [_gate_conflict(c, sources, nodes) for c in result.conflicts]
@@ -483,7 +500,8 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
     index the versions' nodes once, then O(versions) a conflict."""
     if table.table_format != "parquet":
         return []
-    conflicts = evaluate_gate(table).conflicts
+    conflicts = merge_schemas([s.schema for s in _sources(_ordered(table), _summaries(table)[0])],
+                              "spark-merge").conflicts  # the gate's merge, without the rest of its report
     if not conflicts:
         return []
     held = [(v, _held(v.footer), leaf_layouts(v.footer)) for v in table.versions]
