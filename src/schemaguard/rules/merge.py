@@ -55,6 +55,8 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     join,
+    parts,
+    segment,
     transform,
     visit_with_partner,
     walk,
@@ -177,9 +179,20 @@ def field_of(path: str) -> str:
     return path.lower()
 
 
+def _top_level(path: str) -> bool:
+    try:
+        return len(parts(path)) == 1
+    except ValueError:  # through a list element or map slot
+        return False
+
+
 def drop(schema: Schema, *paths: str) -> Schema:
-    """`schema` without the fields the paths point into, in one walk."""
-    return transform(schema, _Drop({field_of(p) for p in paths}))
+    """`schema` without the fields the paths point into, in one walk; top-level fields alone (the
+    common case: whole columns in conflict) are filtered without walking the rest."""
+    gone = {field_of(p) for p in paths}
+    if all(_top_level(p) for p in gone):
+        return replace(schema, fields=tuple(f for f in schema.fields if segment(f.name).lower() not in gone))
+    return transform(schema, _Drop(gone))
 
 
 # ---------------------------------------------------------------------------------------------
