@@ -193,12 +193,59 @@ def test_an_unknown_catalog_table_is_a_one_line_error(spark: Any, tmp_path: Path
     assert "\n" not in str(e.value)
 
 
-def test_a_table_without_data_files_is_a_warning_not_a_pass_in_silence(tmp_path: Path) -> None:
+def test_a_table_without_data_files_is_an_error_not_a_pass_in_silence(tmp_path: Path) -> None:
     (tmp_path / "empty" / "_delta_log").mkdir(parents=True)
     conf = tmp_path / "c.toml"
     conf.write_text('[catalog]\nenabled = false\n[[tables]]\npath = "empty"\n')
     run = run_audit(load_config(conf), now=NOW)
     (finding,) = run.all_findings
-    assert finding.key == "empty:TABLE_HAS_NO_DATA:" and finding.severity == "warning"
+    assert finding.key == "empty:TABLE_HAS_NO_DATA:" and finding.severity == "error"
     assert run.tables[0].current_source == "none (no readable file)"
-    assert run.exit_code == 0  # below the default fail level; fail_level = "warning" makes it fail
+    assert run.exit_code == 1  # an audit of nothing fails: a wrong path, or a table not written yet
+
+
+def test_a_folder_of_csv_files_is_an_audit_error_and_bad_input_for_the_table_commands(tmp_path: Path) -> None:
+    from tests.helpers import assert_usage_error, run
+
+    csvs = tmp_path / "exports"
+    csvs.mkdir()
+    (csvs / "day1.csv").write_text("id,amount\n1,2.50\n" * 20)
+    (csvs / "day2.csv").write_text("id,amount\n3,4.00\n" * 20)
+    conf = tmp_path / "c.toml"
+    conf.write_text('[catalog]\nenabled = false\n[[tables]]\npath = "exports"\n')
+    audited = run_audit(load_config(conf), now=NOW)
+    assert [(f.code, f.severity) for f in audited.all_findings] == [
+        ("TABLE_HAS_NO_DATA", "error"), ("UNREADABLE_FILE", "error")]
+    assert audited.exit_code == 1
+    for command in (["scan", str(csvs)], ["scan", str(csvs / "day1.csv")], ["gate", str(csvs)],
+                    ["check", str(csvs), "--not-null", "id"], ["scan", str(csvs), "--format", "json"]):
+        assert_usage_error(run(*command), "none of them Parquet", "not a Parquet file")
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    for command in (["scan", str(empty)], ["gate", str(empty)], ["scan", str(empty), "--format", "json"]):
+        assert_usage_error(run(*command), f"no data file under {empty}: an empty folder")
+
+
+def test_a_lake_root_holding_tables_is_not_read_as_one_table_unless_asked(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import write_deltalake
+
+    from schemaguard.demo import build_iceberg_demo
+    from tests.helpers import assert_usage_error, run
+
+    lake = tmp_path / "lake"
+    (lake / "events").mkdir(parents=True)
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), lake / "events" / "part-0.parquet")
+    write_deltalake(str(lake / "payments"), pa.table({"id": pa.array([1], pa.int64())}))
+    build_iceberg_demo(lake)
+    for command in (["scan", str(lake)], ["gate", str(lake)], ["check", str(lake), "--not-null", "id"]):
+        assert_usage_error(run(*command), f"{lake} is not one table: it holds 2 table(s) below it "
+                           "(orders_iceberg (Iceberg), payments (Delta))", "--format-hint parquet")
+    asked = run("check", str(lake / "events"), "--not-null", "id", "--format-hint", "parquet", "--footer-only")
+    assert asked.returncode == 0, asked.stderr
+    # a stray _delta_log beside Parquet files: the proofs can be pointed at the files themselves
+    write_deltalake(str(lake / "events"), pa.table({"other": pa.array(["x"])}), mode="append",
+                    schema_mode="merge")
+    stray = run("check", str(lake / "events"), "--not-null", "id", "--format-hint", "parquet", "--footer-only")
+    assert stray.returncode == 1, stray.stderr  # now a file lacks `id`: its rows read as null

@@ -246,15 +246,33 @@ def scan(location: str, *, spark: Any = None, engine: str = "auto", format_hint:
     unreadable files (`schemaguard scan`)."""
     from schemaguard.checks import run_checks
     from schemaguard.checks.summary import summarize
-    from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
     from schemaguard.results import ScanResult
 
-    how = ReadOptions(choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
-                      timestamp_of(timestamp) if timestamp is not None else None, include_unreferenced)
+    how = read_options(format_hint, version, timestamp, include_unreferenced)
     ref = catalog_ref(catalog, catalog_uri)
     where = location if ref is not None else _located(location, spark, False)
-    table = read_table(where, spark=spark, engine=engine, how=how, catalog=ref, progress=progress)
+    table = _with_data(read_table(where, spark=spark, engine=engine, how=how, catalog=ref, progress=progress))
     return ScanResult(table, summarize(table.location, table), tuple(run_checks(table)), max_files)
+
+
+def read_options(format_hint: str = "auto", version: int | None = None, timestamp: str | None = None,
+                 include_unreferenced: bool = False) -> ReadOptions:
+    """How to read a table, each option checked: the format hint, a version or time to travel to."""
+    from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
+
+    return ReadOptions(choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
+                       timestamp_of(timestamp) if timestamp is not None else None, include_unreferenced)
+
+
+def _with_data(table: TableRead) -> TableRead:
+    """The table, unless it is a folder holding no Parquet data (empty, or CSVs): bad input for a
+    command about one table, saying what is there. An audit reports it as a finding instead."""
+    from schemaguard.checks.files import no_parquet_data
+
+    why = no_parquet_data(table) if table.table_format == "parquet" else None
+    if why is not None:
+        raise UsageError(why)
+    return table
 
 
 def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: str | None = None,
@@ -317,7 +335,7 @@ def gate(location: str, *, allow_quiet: bool = False, spark: Any = None, progres
     from schemaguard.checks.gate import evaluate_gate
     from schemaguard.results import GateResult
 
-    read = read_table(_located(location, spark, False), spark=spark, progress=progress)
+    read = _with_data(read_table(_located(location, spark, False), spark=spark, progress=progress))
     return GateResult(evaluate_gate(read, allow_quiet))
 
 
@@ -327,12 +345,12 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
           spark: Any = None, footer_only: bool = False,
           partitions: Mapping[str, str] | None = None, since: str | None = None, until: str | None = None,
           keys: Iterable[str] = (), with_values: bool = True, version: int | None = None,
-          timestamp: str | None = None, catalog: str | None = None, catalog_uri: str | None = None,
-          spark_catalog: bool = False, announce: Callable[[], None] | None = None) -> CheckResult:
+          timestamp: str | None = None, format_hint: str = "auto", catalog: str | None = None,
+          catalog_uri: str | None = None, spark_catalog: bool = False,
+          announce: Callable[[], None] | None = None) -> CheckResult:
     """Prove what no schema shows, from statistics first and from the data (Spark, Great
     Expectations) where they cannot decide. `fits` takes `COL:TYPE`; `values` maps a column to its
     allowed values. A table name of the session's catalog needs `spark_catalog=True`."""
-    from schemaguard.lake.table import ReadOptions
     from schemaguard.proofs import Proof, proof_of
     from schemaguard.proofs.run import Scope, run_proofs
     from schemaguard.report.check import CheckReport
@@ -345,10 +363,10 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
     if not proofs:
         raise UsageError("check: name at least one proof (--not-null, --backfilled, --agree, --fits, "
                          "--values, --unit-drift)")
-    how = ReadOptions(version=version, timestamp=timestamp_of(timestamp) if timestamp is not None else None)
+    how = read_options(format_hint, version, timestamp)
     ref = catalog_ref(catalog, catalog_uri)
     where = table if ref is not None else _located(table, spark, spark_catalog)
-    read = read_table(where, how=how, catalog=ref)
+    read = _with_data(read_table(where, how=how, catalog=ref))
     scope = Scope(tuple((partitions or {}).items()), since, until)
     factory = spark_factory("schemaguard-check", spark, announce)
     with kept_conf(spark):

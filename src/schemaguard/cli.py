@@ -75,6 +75,8 @@ IcebergVersionOption = Annotated[str, typer.Option(
 TimestampOption = Annotated[str | None, typer.Option(
     "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)")]
 UniformOption = Annotated[bool, typer.Option("--uniform", help="Delta UniForm (Iceberg readers) is on")]
+FormatHintOption = Annotated[str, typer.Option(
+    "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")]
 CatalogOption = Annotated[str | None, typer.Option(
     "--catalog", help="Iceberg catalog name as pyiceberg is configured; the table is db.table")]
 CatalogUriOption = Annotated[str | None, typer.Option(
@@ -103,8 +105,7 @@ def scan(
     engine: Annotated[Engine, typer.Option(
         help="local processes/threads, a Spark job, or auto: a Spark job only in a running Spark "
              "session with more task slots than local cores, on a large table")] = Engine.auto,
-    format_hint: Annotated[str, typer.Option(
-        "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")] = "auto",
+    format_hint: FormatHintOption = "auto",
     version: Annotated[int | None, typer.Option(
         "--version", help="Delta table version or Iceberg snapshot id to audit (time travel)")] = None,
     timestamp: TimestampOption = None,
@@ -297,6 +298,7 @@ def check(
     version: Annotated[int | None, typer.Option(
         "--version", help="Delta table version or Iceberg snapshot id")] = None,
     timestamp: TimestampOption = None,
+    format_hint: FormatHintOption = "auto",
     catalog: CatalogOption = None,
     catalog_uri: CatalogUriOption = None,
     spark_catalog: SparkCatalogOption = False,
@@ -315,8 +317,8 @@ def check(
                        unit_drift=unit_drift or (), footer_only=footer_only,
                        partitions=dict(_pair(p) for p in partition or ()), since=since, until=until,
                        keys=key or (), with_values=not no_values, version=version, timestamp=timestamp,
-                       catalog=catalog, catalog_uri=catalog_uri, spark_catalog=spark_catalog,
-                       announce=_spark_note)
+                       format_hint=format_hint, catalog=catalog, catalog_uri=catalog_uri,
+                       spark_catalog=spark_catalog, announce=_spark_note)
     _render(output, result.report, checking.check_json, checking.check_text)
     raise typer.Exit(result.exit_code)
 

@@ -63,11 +63,33 @@ def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
         subject=",".join(columns)) for columns, files in sorted(by_columns.items())]
 
 
+# Reasons that say a file was never Parquet (a CSV, a text file, an empty file), as against a
+# Parquet file that is damaged (truncated, a corrupt footer): those are findings of a real table.
+NOT_PARQUET = ("not a Parquet file", "too small to be Parquet", "zero-byte file")
+
+
+def no_parquet_data(table: TableRead) -> str | None:
+    """What the table's location holds when it holds no Parquet data at all (no data file, or
+    only files that never were Parquet), in a few words; None when there is Parquet to check,
+    readable or damaged."""
+    listing, unreadable = table.listing, table.scan.unreadable
+    if not listing.files:
+        more = ", ..." if len(listing.ignored) > 3 else ""
+        ignored = ", ".join(i.rel for i in listing.ignored[:3]) + more
+        return (f"no data file under {listing.root}: an empty folder" if not listing.ignored else
+                f"no data file under {listing.root}: {len(listing.ignored)} file(s) ignored ({ignored})")
+    if table.versions or any(reason_category(u.reason) not in NOT_PARQUET for u in unreadable):
+        return None
+    example = unreadable[0]
+    return (f"no Parquet data under {listing.root}: {len(listing.files)} file(s), none of them Parquet "
+            f"(e.g. {example.rel}: {example.reason})")
+
+
 def no_data(table: TableRead, _: object = None) -> list[Finding]:
-    if table.listing.files:
+    why = no_parquet_data(table)
+    if why is None:
         return []
-    return [Finding(
-        "TABLE_HAS_NO_DATA", CODES["TABLE_HAS_NO_DATA"].severity,
-        f"no data file under {table.listing.root}: nothing was checked (a wrong path, or a table "
-        f"not written yet?); {len(table.listing.ignored)} file(s) ignored", 0, (),
-        rule=cited("TABLE_HAS_NO_DATA"))]
+    return [Finding("TABLE_HAS_NO_DATA", CODES["TABLE_HAS_NO_DATA"].severity,
+                    f"{why}; nothing was checked (a wrong path, or a table not written yet?)",
+                    len(table.listing.files), tuple(u.rel for u in table.scan.unreadable[:SAMPLE]),
+                    rule=cited("TABLE_HAS_NO_DATA"))]

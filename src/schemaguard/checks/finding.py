@@ -46,7 +46,8 @@ CODES: dict[str, Code] = {c.code: c for c in (
     Code("ENCRYPTED_COLUMNS", "info", "Files whose column metadata is encrypted: their statistics "
          "are unknown without the keys", "parquet.thrift ColumnChunk.crypto_metadata (8), "
          "encrypted_column_metadata (9); Parquet Modular Encryption (plaintext footer mode)"),
-    Code("TABLE_HAS_NO_DATA", "warning", "No data file under the table's location: nothing was checked",
+    Code("TABLE_HAS_NO_DATA", "error", "No Parquet data under the table's location (no data file, or "
+         "none of them Parquet): nothing was checked",
          "lake/discover.py (Spark's listing rules)"),
     Code("SPARK_CANNOT_READ_FOOTER", "error", "Spark refuses a footer whole: every read of those files fails",
          "formats/parquet.py _spark_refusal (observed on Spark 4.1.4: key-only MAP, unknown logical type)"),

@@ -24,10 +24,11 @@ from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.cache import Reuse, cache_path, scan_incremental
 from schemaguard.lake.compact import DataFile
-from schemaguard.lake.delta import is_delta, log_snapshot, logical_footers, read_log
+from schemaguard.lake.delta import LOG_DIR, is_delta, log_snapshot, logical_footers, read_log
 from schemaguard.lake.discover import Listing, discover, redacted, spark_order_key
 from schemaguard.lake.history import History, SchemaVersion, build_history
 from schemaguard.lake.iceberg import (
+    METADATA_DIR,
     METADATA_SUFFIX,
     CatalogRef,
     IcebergSnapshot,
@@ -170,7 +171,26 @@ def table_format(listing: Listing, how: ReadOptions, shown: str) -> TableFormat:
         return "iceberg"
     if hint == "iceberg":
         raise UsageError(f"{shown}: not an Iceberg table (no *.metadata.json in a metadata directory)")
+    if hint == "auto" and (below := tables_below(listing)):
+        named = ", ".join(f"{rel} ({kind})" for rel, kind in below[:5]) + (", ..." if len(below) > 5 else "")
+        raise UsageError(f"{shown} is not one table: it holds {len(below)} table(s) below it ({named}); "
+                         "name one, or give --format-hint parquet to read every Parquet file below as one "
+                         "table")
     return "parquet"
+
+
+def tables_below(listing: Listing) -> list[tuple[str, str]]:
+    """The Delta and Iceberg tables in folders below the listing's root (a lake's root, not a
+    table), by folder: those holding a `_delta_log/` or a `metadata/*.metadata.json`."""
+    log = f"/{LOG_DIR}/"
+    found = {i.rel[: -len(log)]: "Delta" for i in listing.ignored if i.rel.endswith(log)}
+    for rel in listing.files.rels():
+        if rel.endswith(METADATA_SUFFIX):
+            folder = rel.rpartition("/")[0]
+            root, _, name = folder.rpartition("/")
+            if name == METADATA_DIR and root:
+                found.setdefault(root, "Iceberg")
+    return sorted(found.items())
 
 
 def _scan(listing: Listing, progress: Callable[[int], None] | None, spark: SparkSession | None,

@@ -162,8 +162,9 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
     for f in findings:
         if f.code != "UNREADABLE_FILE":  # those are in the table above
             where = f" in v{', v'.join(map(str, f.versions))}" if f.versions else ""
+            example = f", e.g. {f.files[0]}" if f.files else ""
             out.print(Text.assemble((f"{f.severity.upper()} {f.code}", colour[f.severity]),
-                                    f" {f.message} ({f.count} file(s){where}, e.g. {f.files[0]})"),
+                                    f" {f.message} ({f.count} file(s){where}{example})"),
                       soft_wrap=True)
     if table.listing.ignored:
         why = Counter(i.why for i in table.listing.ignored)
