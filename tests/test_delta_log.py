@@ -249,3 +249,28 @@ def test_a_column_no_schema_of_the_log_holds_is_a_finding(spark: Any, tmp_path: 
     [found] = [f for f in run_checks(table) if f.code == "DELTA_UNKNOWN_COLUMN"]
     assert found.path == "secret" and found.count == 1 and found.files == ("odd.parquet",)
     assert_like_the_engine(spark, path)
+
+
+def test_versions_of_a_delta_table_follow_the_commits_that_added_their_files(tmp_path: Path) -> None:
+    """A late backfill of an old day (delta-rs) holds the newest schema although its partition
+    value is the oldest: versions are in commit order, as the log (read by delta-rs) says."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    table = tmp_path / "events"
+    write_deltalake(str(table), pa.table({"id": pa.array([1], pa.int64()), "dt": ["2024-01-02"]}),
+                    partition_by=["dt"])
+    write_deltalake(str(table), pa.table({"id": pa.array([2], pa.int64()), "dt": ["2024-01-01"],
+                                          "note": ["backfilled late"]}),
+                    partition_by=["dt"], mode="append", schema_mode="merge")
+    read_back = read(str(table))
+    assert read_back.history.ordered_by == "the commit that added their files (the Delta log)"
+    def rels(version: int) -> set[str]:
+        uris = DeltaTable(str(table), version=version).file_uris()
+        return {unquote(str(Path(u.removeprefix("file://")).relative_to(table))) for u in uris}
+
+    first, last = rels(0), rels(1)
+    oldest, newest = read_back.versions
+    assert [f.name for f in newest.footer.schema.fields] == ["id", "note"]
+    assert set(newest.files.rels()) == last - first  # what the last commit added
+    assert set(oldest.files.rels()) == first

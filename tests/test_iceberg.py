@@ -365,3 +365,22 @@ def test_a_plan_on_an_iceberg_catalog_table(catalog: SqlCatalog, tmp_path: Path)
     refuted = cli(*args)
     assert refuted.returncode == 1
     assert json.loads(refuted.stdout)["checks"][0]["status"] == "refuted"
+
+
+def test_versions_of_an_iceberg_table_follow_the_snapshots_that_added_their_files(catalog: SqlCatalog) -> None:
+    """A late append to an old day, after a column was added, holds the newest schema: versions
+    are in snapshot order, as pyiceberg's snapshots say, whatever the partition values."""
+    schema = IcebergSchema(NestedField(1, "id", LongType(), required=False),
+                           NestedField(2, "dt", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="dt"))
+    t = catalog.create_table("db.late", schema, partition_spec=spec)
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "dt": ["2024-01-02"]}))
+    first = {local(task.file.file_path) for task in t.scan().plan_files()}
+    with t.update_schema() as update:
+        update.add_column("note", StringType())
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "dt": ["2024-01-01"], "note": ["late"]}))
+    table = read(str(table_dir(t)), workers=1)
+    assert table.history.ordered_by == "the commit that added their files (the Iceberg snapshots)"
+    oldest, newest = table.versions
+    assert [f.name for f in newest.footer.schema.fields] == ["id", "dt", "note"]
+    assert {f.path for f in table.listing.files if f.rel in set(oldest.files.rels())} == first

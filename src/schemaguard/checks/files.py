@@ -63,9 +63,10 @@ def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
         subject=",".join(columns)) for columns, files in sorted(by_columns.items())]
 
 
-# Reasons that say a file was never Parquet (a CSV, a text file, an empty file), as against a
-# Parquet file that is damaged (truncated, a corrupt footer): those are findings of a real table.
-NOT_PARQUET = ("not a Parquet file", "too small to be Parquet", "zero-byte file")
+# Reasons that say a file was never Parquet (a CSV, a text file), as against a Parquet file that
+# is damaged (zero bytes of an unfinished write, truncated, a corrupt footer): those are findings
+# of a real table.
+NOT_PARQUET = ("not a Parquet file", "too small to be Parquet")
 
 
 def no_parquet_data(table: TableRead) -> str | None:

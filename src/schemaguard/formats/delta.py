@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
 
@@ -88,6 +88,7 @@ class DeltaLog:
     protocol: dict[str, Any]
     configuration: dict[str, str]  # the snapshot's table properties (its last metaData action)
     notes: tuple[str, ...]  # what a reader should know (a history cut at a checkpoint)
+    commit_times: dict[int, float | None] = field(default_factory=dict)  # each commit read: its time
 
     @property
     def current(self) -> DeltaSchemaVersion:
@@ -191,7 +192,8 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     cut = f"history starts at checkpoint v{start}: older commits were cleaned up"
     return DeltaLog(target, read[target].timestamp if target in read else None,
                     tuple(_file(*files[p]) for p in sorted(files)), tuple(schemas), protocol,
-                    _configuration(metas[-1][2]), () if start is None else (cut,))
+                    _configuration(metas[-1][2]), () if start is None else (cut,),
+                    {v: c.timestamp for v, c in read.items()})
 
 
 def _version(digits: str, name: str, shown: str) -> int:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from schemaguard.formats.delta import (
     MAPPING_MODE_KEY,
     MAPPING_PHYSICAL_KEY,
+    DeltaFile,
     DeltaLog,
     holds_commits,
     read_delta_log,
@@ -70,13 +71,21 @@ def _filesystem(listing: Listing) -> pafs.FileSystem:
 
 
 def log_snapshot(listing: Listing, log: DeltaLog, include_unreferenced: bool = False) -> Snapshot:
-    """The snapshot's files as data files (sizes, times and partition values from the log,
-    partition columns by their logical names), in Spark's order."""
+    """The snapshot's files as data files (sizes and partition values from the log, partition
+    columns by their logical names, and as each file's time the commit that added it, which
+    orders the versions), in Spark's order."""
     logical = _partition_names(log)
-    files = (DataFile(f.path, f.path, f.size, f.modification_time,
+    files = (DataFile(f.path, f.path, f.size, _added_at(f, log),
                       tuple((logical.get(k, k), v) for k, v in f.partition_values)) for f in log.files)
     columns = tuple(logical.get(c, c) for c in log.current.partition_columns)
     return snapshot_listing(listing, files, columns, include_unreferenced, LOG_DIR)
+
+
+def _added_at(f: DeltaFile, log: DeltaLog) -> float | None:
+    """When the commit that added a file was made; the file's own time where only a checkpoint
+    says it is there (the commit cleaned up)."""
+    when = log.commit_times.get(f.added_in) if f.added_in is not None else None
+    return when if when is not None else f.modification_time
 
 
 def _partition_names(log: DeltaLog) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """Files grouped into schema versions, oldest first.
 
 A version is every file that shares one footer fingerprint (model schema + physical layout +
-Spark's footer schema). Its age comes from a date partition when the table has one (the first
-partition column whose every value is a date, `2024-01-31` or `20240131`), else from file
-modification times; `History.ordered_by` says which.
+Spark's footer schema). Its age comes, for a Delta or Iceberg table, from the commits that added
+its files (a rewrite of an old partition is new); for a folder of Parquet files, from a date
+partition when it has one (the first partition column whose every value is a date, `2024-01-31`
+or `20240131`), else from file modification times. `History.ordered_by` says which.
 """
 
 from __future__ import annotations
@@ -79,12 +80,14 @@ def files_per_day(partitions: Iterable[Partition], date_col: str) -> tuple[tuple
     return tuple(sorted(days.items()))
 
 
-def build_history(footers: Sequence[FileFooter]) -> History:
+def build_history(footers: Sequence[FileFooter], commits: str | None = None) -> History:
     """The footers grouped into versions, reading their columns (lake/compact.py): a million
-    files cost a pass over a few arrays, not a million objects."""
+    files cost a pass over a few arrays, not a million objects. With `commits` (where a table's
+    commits are kept: `the Delta log`), each file's time is the commit that added it, and versions
+    are ordered by it whatever the partitions say."""
     store = footers if isinstance(footers, Footers) else Footers(footers)
     partitions = store.partition_values()
-    date_col = date_partition_column(partitions)
+    date_col = date_partition_column(partitions) if commits is None else None
     schemas = store.schemas()
     fingerprints = [f.fingerprint for f in schemas]
     groups: dict[str, array[int]] = {}
@@ -120,7 +123,8 @@ def build_history(footers: Sequence[FileFooter]) -> History:
     tied = [f"v{v.number}" for v, d in zip(versions, drafts, strict=True) if spans[d[0]] > 1]
     note = (f" ({', '.join(tied)} share their first and last times, so they follow the order Spark lists "
             "their first files in)" if tied else "")
-    return History(versions, f"file modification time{note}")
+    order = f"the commit that added their files ({commits})" if commits else "file modification time"
+    return History(versions, f"{order}{note}")
 
 
 def _iso(t: float) -> str:

@@ -147,13 +147,14 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
         snapshot = snapshot_files(listing, snap, how.include_unreferenced)
         result, reuse = _scan(snapshot.listing, progress, spark, workers, cache, incremental)
         result = ScanResult(iceberg_footers(result.footers, snap), result.unreadable)
-        return TableRead(shown, snapshot.listing, result, build_history(result.footers), (),
-                         iceberg=snap, unreferenced=snapshot.unreferenced, reuse=reuse)
+        history = build_history(result.footers, "the Iceberg snapshots")
+        return TableRead(shown, snapshot.listing, result, history, (), iceberg=snap,
+                         unreferenced=snapshot.unreferenced, reuse=reuse)
     log = read_log(listing, how.version, how.timestamp)
     snapshot = log_snapshot(listing, log, how.include_unreferenced)
     result, reuse = _scan(snapshot.listing, progress, spark, workers, cache, incremental)
     result = ScanResult(logical_footers(result.footers, log), result.unreadable)
-    return TableRead(shown, snapshot.listing, result, build_history(result.footers), (), log,
+    return TableRead(shown, snapshot.listing, result, build_history(result.footers, "the Delta log"), (), log,
                      unreferenced=snapshot.unreferenced, reuse=reuse)
 
 
