@@ -479,6 +479,8 @@ def as_nullable(schema: Schema) -> Schema:
 # cause chain), as Spark 4.1 and Delta 4.4 raise them: a read with a declared schema fails in the
 # task (FAILED_READ_FILE.*), mergeSchema while merging footers, Delta's append in analysis.
 ENGINE_ERRORS: dict[str, frozenset[str]] = {
+    # "Found duplicate field(s) ... in case-insensitive mode" (ParquetReadSupport.clipParquetGroupFields)
+    "spark-read.ambiguous": frozenset({"_LEGACY_ERROR_TEMP_2093"}),
     # Spark 4.1 fails some mismatches with no error class at all: a byte read from a dictionary-
     # encoded INT32 column it cannot convert (date or uint32 declared as tinyint) throws Java's
     # UnsupportedOperationException from OnHeapColumnVector.getByte (found by this oracle).

@@ -242,10 +242,11 @@ def test_a_lake_root_holding_tables_is_not_read_as_one_table_unless_asked(tmp_pa
     for command in (["scan", str(lake)], ["gate", str(lake)], ["check", str(lake), "--not-null", "id"]):
         assert_usage_error(run(*command), f"{lake} is not one table: it holds 2 table(s) below it "
                            "(orders_iceberg (Iceberg), payments (Delta))", "--format-hint parquet")
-    asked = run("check", str(lake / "events"), "--not-null", "id", "--format-hint", "parquet", "--footer-only")
+    parquet = ["--not-null", "id", "--format-hint", "parquet", "--footer-only"]
+    asked = run("check", str(lake / "events"), *parquet)
     assert asked.returncode == 0, asked.stderr
     # a stray _delta_log beside Parquet files: the proofs can be pointed at the files themselves
     write_deltalake(str(lake / "events"), pa.table({"other": pa.array(["x"])}), mode="append",
                     schema_mode="merge")
-    stray = run("check", str(lake / "events"), "--not-null", "id", "--format-hint", "parquet", "--footer-only")
+    stray = run("check", str(lake / "events"), *parquet)
     assert stray.returncode == 1, stray.stderr  # now a file lacks `id`: its rows read as null

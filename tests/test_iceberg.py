@@ -367,7 +367,8 @@ def test_a_plan_on_an_iceberg_catalog_table(catalog: SqlCatalog, tmp_path: Path)
     assert json.loads(refuted.stdout)["checks"][0]["status"] == "refuted"
 
 
-def test_versions_of_an_iceberg_table_follow_the_snapshots_that_added_their_files(catalog: SqlCatalog) -> None:
+def test_versions_of_an_iceberg_table_follow_the_snapshots_that_added_their_files(
+        catalog: SqlCatalog) -> None:
     """A late append to an old day, after a column was added, holds the newest schema: versions
     are in snapshot order, as pyiceberg's snapshots say, whatever the partition values."""
     schema = IcebergSchema(NestedField(1, "id", LongType(), required=False),

@@ -106,3 +106,39 @@ def test_spark_read_agrees_with_spark(spark: Any, case: tuple[Schema, Schema, st
 def test_spark_session_is_utc(spark: Any) -> None:
     """Timestamps compare as wall-clock values: the shared session must not shift them."""
     assert spark.conf.get("spark.sql.session.timeZone") in ("UTC", "Etc/UTC")
+
+
+def test_a_name_two_columns_match_case_insensitively_fails_as_spark_fails(spark: Any, tmp_path: Path) -> None:
+    """A file holding `a` and `A` (top level, and inside a struct): Spark's case-insensitive read
+    of `a` fails; of another column, or case-sensitively, it reads. Our verdict each way."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import StructType as SparkStruct
+
+    from schemaguard.base import Options
+    from schemaguard.formats.notation import schema_from_notation
+    from schemaguard.formats.parquet import read_footer
+    from tests.helpers import spark_conf
+    from tests.oracles import conditions
+
+    path = tmp_path / "part-0.parquet"
+    inner = pa.struct([pa.field("x", pa.int32()), pa.field("X", pa.int32())])
+    pq.write_table(pa.table({"a": pa.array([1], pa.int32()), "A": pa.array([2], pa.int32()),
+                             "b": pa.array([3], pa.int32()), "s": pa.array([{"x": 4, "X": 5}], inner)}), path)
+    footer = read_footer(str(path)).schema
+    for declared, case_sensitive, fails in (
+            ({"name": "a", "type": "int32"}, False, True), ({"name": "b", "type": "int32"}, False, False),
+            ({"name": "a", "type": "int32"}, True, False),
+            ({"name": "s", "type": {"struct": [{"name": "x", "type": "int32"}]}}, False, True)):
+        reader = schema_from_notation({"fields": [declared]})
+        with spark_conf(spark, spark__sql__caseSensitive=str(case_sensitive).lower()):
+            try:
+                spark.read.schema(SparkStruct.fromJson(json.loads(schema_to_spark_json(reader)))) \
+                    .parquet(str(path)).collect()
+                refused = ""
+            except Exception as e:
+                refused = " ".join(conditions(e, message=True))
+        ours = errors(can_read(footer, reader, "spark-read", Options(case_sensitive=case_sensitive)))
+        # Spark 4.1's condition for "Found duplicate field(s) ... in case-insensitive mode"
+        assert ("_LEGACY_ERROR_TEMP_2093" in refused if fails else refused == ""), (declared, refused)
+        assert [p.code for p in ours] == (["AMBIGUOUS_COLUMN"] if fails else []), (declared, ours)

@@ -58,6 +58,7 @@ class Table:
     extra: Rule | None = None  # data the reader does not ask for is a break (a Delta stream)
     renamed: Rule | None = None  # a paired column under another name (another case) is a break
     ids_only: Rule | None = None  # Delta `id` mapping: a file's columns bind by field id, never by name
+    ambiguous: Rule | None = None  # names matched case-insensitively: several data columns match one
 
 
 _DELTA_ID = Rule(
@@ -74,6 +75,10 @@ SPARK_READ = Table(
                  "(extra column in file B)"), missing_ok=lambda f, o: True,
     tighten=Rule("spark-read.nullability", "Spark reads every Parquet column as nullable",
                  f"{PS} §2.5"), tighten_ok=True,
+    ambiguous=Rule("spark-read.ambiguous", "the data holds several columns this name matches "
+                   "case-insensitively: Spark's Parquet reader fails the read ('Found duplicate field(s) "
+                   "... in case-insensitive mode')", f"{PS} §2.7; Spark 4.1 ParquetReadSupport."
+                   "clipParquetGroupFields (tests/test_oracle_spark_read.py)"),
 )
 
 DELTA_READ = Table(
@@ -178,6 +183,7 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         self.identity = o.identity or table.default_identity
         self.ids_only = table.ids_only if o.column_mapping == "id" and self.identity == "id" else None
         self.unbound: set[int] = set()  # reader fields (by identity) whose data is there without their id
+        self.ambiguous: dict[int, list[str]] = {}  # reader fields (by identity) -> the data's spellings
 
     def schema(self, writer: Schema, reader: Schema, fields: Sequence[Problems]) -> Problems:
         problems = self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
@@ -188,6 +194,12 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
         pairs = match_fields(writer, reader, self.identity)
+        if self.table.ambiguous and self.identity == "name-ci" and len(writer) > 1:
+            spellings: dict[str, list[str]] = {}
+            for w in writer:
+                spellings.setdefault(w.name.lower(), []).append(w.name)
+            self.ambiguous.update((id(r), spellings[r.name.lower()]) for r in reader
+                                  if len(spellings.get(r.name.lower(), ())) > 1)
         if self.ids_only:  # a column without an id (one with another id is another column: a re-added name)
             unread = {p.writer.name for p in pairs if p.writer is not None and p.reader is None
                       and p.writer.id is None}
@@ -198,6 +210,10 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
     def field(self, writer: Field, reader: Field, pair: Pair, paths: Paths,
               type_result: Problems) -> Problems:
         here = paths.reader
+        if id(reader) in self.ambiguous and self.table.ambiguous is not None:
+            spelt = ", ".join(f"`{n}`" for n in self.ambiguous[id(reader)])
+            return [Problem(here, "AMBIGUOUS_COLUMN", f"`{here}` matches {spelt} in the data: "
+                            f"{self.table.ambiguous.text}", self.table.ambiguous)]
         return (self._names(writer, reader, here) + self._nullability(writer.nullable, reader.nullable, here,
                                                                       "field") + type_result)
 
