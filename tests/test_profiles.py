@@ -31,6 +31,11 @@ def two(a: str, b: str) -> Schema:
     return schema_from_notation({"fields": [{"name": "c", "type": a}, {"name": "d", "type": b}]})
 
 
+def swapped(a: str, b: str) -> Schema:
+    """`two` with its columns' names swapped: d first, then c."""
+    return schema_from_notation({"fields": [{"name": "d", "type": a}, {"name": "c", "type": b}]})
+
+
 def named(name: str, t: str = "int32") -> Schema:
     return schema_from_notation({"fields": [{"name": name, "type": t}]})
 
@@ -220,12 +225,21 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("delta-stream", Options(), one("int32"), one("int32", nullable=False),
      {("delta-stream.tighten", "error")}),
     ("delta-stream", Options(), one("int32", nullable=False), one("int32"), set()),
-    # Positional readers: a column of another name is bound all the same (rules/identity.py)
-    ("positional", Options(), one("int32"), named("x"), {("identity.position-misbound", "error")}),
-    ("positional", Options(allow_quiet=True), one("int32"), named("x"),
+    # Positional readers: a column of another name is bound all the same (rules/identity.py); a
+    # rename in place reads as the same column, a name that moved binds another column's values
+    ("positional", Options(), one("int32"), named("x"), set()),
+    ("positional", Options(), one("int32"), named("x", "int64"), {("spark-read.int32-family", "info")}),
+    ("positional", Options(), two("int32", "int32"), swapped("int32", "int32"),
+     {("identity.position-misbound", "error")}),
+    ("positional", Options(allow_quiet=True), two("int32", "int32"), swapped("int32", "int32"),
      {("identity.position-misbound", "warning")}),
-    ("positional", Options(), one("int32"), named("x", "int64"),
-     {("identity.position-type", "error"), ("spark-read.int32-family", "info")}),
+    ("positional", Options(), two("int32", "int32"), swapped("int64", "int32"),
+     {("identity.position-type", "error"), ("spark-read.int32-family", "info"),
+      ("identity.position-misbound", "error")}),
+    ("positional", Options(), one("int32"),
+     schema_from_notation({"fields": [{"name": "c", "type": "int32"},
+                                      {"name": "d", "type": "int32", "nullable": False, "default": 0}]}),
+     set()),  # appended at the end with a default: read as its default
     ("positional", Options(), one("int32"),
      schema_from_notation({"fields": [{"name": "c", "type": "int32"},
                                       {"name": "d", "type": "int32", "nullable": False}]}),

@@ -148,9 +148,9 @@ POSITIONAL = Table(
                   "reader, whatever its name", _IDENTITY_POSITION),
     default_identity="position", view=spark_view,
     promotions=SPARK_READ_PROMOTIONS,
-    missing=Rule("positional.missing", "a reader column past the data's last column reads as "
-                 "null, which a required column cannot hold", _IDENTITY_POSITION),
-    missing_ok=lambda f, o: f.nullable,
+    missing=Rule("positional.missing", "a reader column past the data's last column reads as its "
+                 "default, else null, which a required column cannot hold", _IDENTITY_POSITION),
+    missing_ok=lambda f, o: f.nullable or f.has_default,
     tighten=Rule("positional.nullability", "positional readers do not check nullability",
                  _IDENTITY_POSITION), tighten_ok=True,
 )
@@ -184,6 +184,7 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         self.ids_only = table.ids_only if o.column_mapping == "id" and self.identity == "id" else None
         self.unbound: set[int] = set()  # reader fields (by identity) whose data is there without their id
         self.ambiguous: dict[int, list[str]] = {}  # reader fields (by identity) -> the data's spellings
+        self.misbound: set[int] = set()  # reader fields (by identity) bound by position to a moved column
 
     def schema(self, writer: Schema, reader: Schema, fields: Sequence[Problems]) -> Problems:
         problems = self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
@@ -194,6 +195,8 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
         pairs = match_fields(writer, reader, self.identity)
+        if self.identity == "position":
+            self.misbound |= _moved(pairs, writer, reader)
         if self.table.ambiguous and self.identity == "name-ci" and len(writer) > 1:
             spellings: dict[str, list[str]] = {}
             for w in writer:
@@ -220,6 +223,8 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
     def _names(self, writer: Field, reader: Field, here: str) -> Problems:
         if writer.name == reader.name:
             return []
+        if self.identity == "position" and id(reader) not in self.misbound:
+            return []  # renamed in place: a reader by position never sees names
         if self.identity == "position":
             bound = f"the data's column at this position is `{writer.name}`, read as `{reader.name}`"
             if writer.type == reader.type:
@@ -277,6 +282,17 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
             return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
                             f"but the reader requires a value: {tighten.text}", tighten)]
         return []
+
+
+def _moved(pairs: Sequence[Pair], writer: Sequence[Field], reader: Sequence[Field]) -> set[int]:
+    """The reader fields (by identity) bound by position to a column of another name that either
+    side holds elsewhere: a name that moved, an insert or a drop before it. A column of another
+    name that neither side holds elsewhere is a rename in place, which positional readers read
+    as the same column."""
+    written, read = {f.name.lower() for f in writer}, {f.name.lower() for f in reader}
+    return {id(p.reader) for p in pairs if p.writer is not None and p.reader is not None
+            and p.writer.name.lower() != p.reader.name.lower()
+            and (p.writer.name.lower() in read or p.reader.name.lower() in written)}
 
 
 def _has_ids(schema: Schema) -> bool:
