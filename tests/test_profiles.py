@@ -217,7 +217,9 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("iceberg", Options(), one({"enum": ["A", "B"]}, id=1), one({"enum": ["A"]}, id=1), set()),
     # Delta streams: SchemaUtils.isReadCompatible(new schema, stream's schema, forbidTightenNullability)
     ("delta-stream", Options(), two("int32", "int32"), one("int32"), {("delta-stream.added", "error")}),
-    ("delta-stream", Options(), one("int32"), two("int32", "int32"), {("delta-stream.dropped", "error")}),
+    ("delta-stream", Options(), one("int32"), two("int32", "int32"), set()),  # accepted without mapping
+    ("delta-stream", Options(column_mapping="name"), one("int32"), two("int32", "int32"),
+     {("delta-stream.dropped", "error")}),
     ("delta-stream", Options(), named("C"), one("int32"), {("delta-stream.renamed", "error")}),
     ("delta-stream", Options(), one("int64"), one("int32"), {("delta-stream.type-change", "error")}),
     ("delta-stream", Options(type_widening=True), one("int64"), one("int32"),
