@@ -73,7 +73,11 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
     df = _read(spark, root, files, [*columns, *keys] if columns else None)
     bad = _condition(proof, columns, source, target)
     shown = [*keys, *columns] if with_values else list(keys)
-    count, sample = _validate(df, bad, [FILE_COLUMN, *shown])
+    try:
+        count, sample = _validate(df, bad, [FILE_COLUMN, *shown])
+    except DataProofError:
+        _spark_error(df, bad)  # Great Expectations may say only "no result": name Spark's own error
+        raise
     by_file: dict[str, int] = {}
     if count:
         rel_of = _Files(files)
@@ -262,6 +266,20 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
     count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
     return count, tuple(_row(r) for r in rows[:SAMPLE])
+
+
+def _spark_error(df: DataFrame, bad: str) -> None:
+    """Run the condition's query in Spark itself and raise its failure as a DataProofError (Spark's
+    message names the file it could not read); return when Spark runs it."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        df.where(bad).limit(1).collect()
+    except PySparkException as e:
+        raise DataProofError(first_line(e)) from None
+    except Py4JJavaError as e:  # a task's failure: the JVM exception's own message names the file
+        raise DataProofError(first_line(Exception(str(e.java_exception.getMessage())))) from None
 
 
 # Great Expectations runs a query expectation over a temp view it names `tmp_view` (its query

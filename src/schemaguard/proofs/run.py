@@ -144,13 +144,19 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
     rows_read = bytes_read = 0
     sample: tuple[dict[str, object], ...] = ()
     why: list[str] = []
-    if unknown and not footer_only and spark is not None:
-        source = lookup(unknown[0].footer)
+    stale = {s.rel for s in table.listing.stale_checksums}
+    unread = [f for f in unknown if f.rel in stale]  # Spark's checksum layer fails their reads
+    if unread:
+        why.append(f"{len(unread)} file(s) with a stale .crc sidecar left out of the data pass: Spark "
+                   "cannot read their rows")
+    if unknown and not footer_only and spark is not None and len(unread) < len(unknown):
+        read_now = [f for f in unknown if f.rel not in stale]
+        source = lookup(read_now[0].footer)
         try:
-            outcome = prove_on_data(spark(), table.listing.root, proof, unknown, named_columns(proof), keys,
+            outcome = prove_on_data(spark(), table.listing.root, proof, read_now, named_columns(proof), keys,
                                     with_values, source.type if source else None, target)
         except DataProofError as e:
-            why.append(f"{len(unknown)} file(s) undecided: the data could not be checked: {e}")
+            why.append(f"{len(read_now)} file(s) undecided: the data could not be checked: {e}")
         else:
             for rel, n in outcome.bad_files.items():
                 bad[rel] = FileFacts("bad", n, "data")
@@ -158,9 +164,9 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
             rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
             decided_by = "data"
             if proof.kind == "values":
-                seen = values_on_data(spark(), table.listing.root, unknown, proof.column)
+                seen = values_on_data(spark(), table.listing.root, read_now, proof.column)
                 sample = _observed(table, files, seen, proof.allowed) if with_values else ()
-            unknown = []
+            unknown = unread
     elif unknown:
         reasons = sorted({x.why for x in facts if x.state == "unknown"})
         why.append(_undecided(len(unknown), f"undecided by statistics ({'; '.join(reasons)})", footer_only))
