@@ -385,3 +385,20 @@ def test_versions_of_an_iceberg_table_follow_the_snapshots_that_added_their_file
     oldest, newest = table.versions
     assert [f.name for f in newest.footer.schema.fields] == ["id", "dt", "note"]
     assert {f.path for f in table.listing.files if f.rel in set(oldest.files.rels())} == first
+
+
+def test_a_moved_iceberg_table_says_where_the_files_it_reads_live(tmp_path: Path) -> None:
+    """A copied folder whose metadata still names the original location: its readers read the
+    original's files; the scan says so, and the copy's own copies of them are not unreferenced."""
+    import shutil
+
+    from schemaguard.demo import build_iceberg_demo
+
+    original = build_iceberg_demo(tmp_path / "a")
+    copy = tmp_path / "b" / "orders_iceberg"
+    shutil.copytree(original, copy)
+    table = read(str(copy), workers=1)
+    assert table.iceberg is not None
+    assert any(f"names the location file://{original}, not this folder" in n for n in table.iceberg.notes)
+    assert table.unreferenced == ()
+    assert table.listing.files and all(f.path.startswith(str(original)) for f in table.listing.files)

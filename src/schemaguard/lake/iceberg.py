@@ -25,7 +25,7 @@ from schemaguard.formats.iceberg import NAME_MAPPING_KEY, iceberg_schema, name_m
 from schemaguard.formats.io import SchemaLoadError
 from schemaguard.lake.compact import DataFile, Footers
 from schemaguard.lake.discover import Listing
-from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
+from schemaguard.lake.snapshot import Snapshot, relabel, relative, snapshot_listing
 from schemaguard.model import Field, Schema, fields_of
 
 if TYPE_CHECKING:
@@ -327,10 +327,24 @@ def _name_mapping(text: str) -> Mapping[str, int]:
 
 def snapshot_files(listing: Listing, snap: IcebergSnapshot, include_unreferenced: bool = False) -> Snapshot:
     """The snapshot's files as data files, sizes and partition values from the manifests, and
-    the commit time of the snapshot that added each as its time (what orders the versions)."""
+    the commit time of the snapshot that added each as its time (what orders the versions). A
+    table whose metadata names another location (a moved or copied folder) is read where its
+    metadata says, and the folder's own copies of those files are not unreferenced."""
     files = (DataFile(f.path, f.path, f.size, f.added_at, f.partition) for f in snap.files)
     columns = tuple(dict.fromkeys(k for f in snap.files for k, _ in f.partition))
-    return snapshot_listing(listing, files, columns, include_unreferenced, METADATA_DIR, snap.delete_files)
+    live: tuple[str, ...] = snap.delete_files
+    if moved_from(listing, snap) is not None:
+        live += tuple(relative(f.path, snap.location.rstrip("/")) for f in snap.files)
+    return snapshot_listing(listing, files, columns, include_unreferenced, METADATA_DIR, live)
+
+
+def moved_from(listing: Listing, snap: IcebergSnapshot) -> str | None:
+    """The location the table's metadata names when it is not the folder read (a moved or copied
+    table, whose readers still read the files there), else None."""
+    def bare(location: str) -> str:
+        return location.removeprefix("file://").removeprefix("file:").rstrip("/")
+
+    return snap.location if bare(snap.location) != bare(listing.root) else None
 
 
 # ---------------------------------------------------------------------------------------------

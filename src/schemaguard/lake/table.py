@@ -35,6 +35,7 @@ from schemaguard.lake.iceberg import (
     is_iceberg,
     load_from_catalog,
     load_static,
+    moved_from,
     newest_metadata,
     read_snapshot,
     snapshot_files,
@@ -144,6 +145,10 @@ def read_listing(listing: Listing, progress: Callable[[int], None] | None = None
     if kind == "iceberg":
         table = load_static(how.metadata or newest_metadata(listing))
         snap = read_snapshot(table, how.version, how.timestamp)
+        if (elsewhere := moved_from(listing, snap)) is not None:
+            moved = (f"the metadata names the location {redacted(elsewhere)}, not this folder (a moved or "
+                     "copied table): the data files read are the ones it names there")
+            snap = replace(snap, notes=(*snap.notes, moved))
         snapshot = snapshot_files(listing, snap, how.include_unreferenced)
         result, reuse = _scan(snapshot.listing, progress, spark, workers, cache, incremental)
         result = ScanResult(iceberg_footers(result.footers, snap), result.unreadable)
