@@ -36,7 +36,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "PYSPARK_GATEWAY_PORT", "MAKEFLAGS", "MFLAGS")}
     env["SCHEMAGUARD_HOME"] = str(work / "home")  # a catalog of its own: Derby allows one process per folder
-    done = subprocess.run(["make", "-s", "run", f"DEMO_DIR={work / '.demo' / 'lake'}",
+    # `-o` the venv's stamp: `make run` never reinstalls into the venv this test runs from
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "run",
+                           f"DEMO_DIR={work / '.demo' / 'lake'}",
                            f"CONF={work / 'conf' / 'schemaguard.toml'}", f"PLAN_HTML={work / 'plan.html'}"],
                           cwd=REPO, capture_output=True, text=True, env=env, timeout=900, check=False)
     proofs = subprocess.run([sys.executable, "-c", READ_PROOFS], capture_output=True, text=True, env=env,
