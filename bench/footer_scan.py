@@ -982,8 +982,8 @@ class DemoResult:
 
 
 # A user's own session, as a notebook builds one: Delta on the classpath and in its settings, its own
-# warehouse and shuffle partitions, none of the embedded session's tuning. Audits the demo with the
-# catalog through it and prints each run's `seconds`.
+# warehouse, none of the embedded session's tuning. Audits the demo with the catalog through it and
+# prints the run's `seconds`; one run a process, as the embedded runs, so both meet a cold JVM.
 USER_SESSION = """
 import json, sys
 from pyspark.sql import SparkSession
@@ -993,10 +993,10 @@ spark = (SparkSession.builder.master("local[*]").appName("a-users-notebook")
          .config("spark.jars", ",".join(str(j) for j in delta_jars()))
          .config("spark.sql.extensions", DELTA_EXTENSION)
          .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
-         .config("spark.sql.warehouse.dir", sys.argv[2]).config("spark.ui.enabled", "false")
-         .getOrCreate())
-for _ in range(int(sys.argv[3])):
-    print(json.dumps(sg.audit(sys.argv[1], spark=spark).to_dict()["seconds"]), flush=True)
+         .config("spark.sql.warehouse.dir", sys.argv[2] + "/warehouse").config("spark.ui.enabled", "false")
+         .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + sys.argv[2])
+         .enableHiveSupport().getOrCreate())  # a catalog that outlives the process, as a platform's
+print(json.dumps(sg.audit(sys.argv[1], spark=spark).to_dict()["seconds"]), flush=True)
 """
 
 
@@ -1029,12 +1029,14 @@ def time_demo_run(repeat: int) -> DemoResult:
                        check=True)
         findings.append(time.perf_counter() - start)
     log("  ... and through a session a user builds (sg.audit(conf, spark=session)) ...")
-    done = subprocess.run([sys.executable, "-c", USER_SESSION, str(conf), str(case / "user-warehouse"),
-                           str(repeat + 1)], env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"the audit on a user's session failed (exit {done.returncode}): "
-                 f"{done.stderr.strip()[-500:]}")
-    user = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    user = []
+    for _ in range(repeat + 1):  # the first creates the tables in its warehouse, as the embedded first
+        done = subprocess.run([sys.executable, "-c", USER_SESSION, str(conf), str(case / "user-warehouse")],
+                              env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"the audit on a user's session failed (exit {done.returncode}): "
+                     f"{done.stderr.strip()[-500:]}")
+        user += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return DemoResult(tuple(runs), tuple(walls), tuple(user), tuple(findings))
 
 
@@ -1053,8 +1055,9 @@ def print_demo(r: DemoResult) -> None:
         f"{met(beyond < 10, 'demo audit beyond Spark start')}; the catalog write {best['catalog']:.1f} s")
     users = min(r.user[1:] or r.user, key=lambda s: s["catalog"])
     ratio = users["catalog"] / best["catalog"]
-    log(f"  the catalog write on a user's own session: {users['catalog']:.1f} s (best warm run of "
-        f"{len(r.user) - 1 or 1}), {ratio:.2f}x the embedded session's (target <= 1.2x) "
+    log(f"  the catalog write on a user's own session: {users['catalog']:.1f} s (best of "
+        f"{len(r.user) - 1 or 1} warm-table runs, a process each), {ratio:.2f}x the embedded session's "
+        "(target <= 1.2x) "
         f"{met(ratio <= 1.2, 'catalog write on a user session')}")
     log(f"  `schemaguard findings` on the demo catalog: {min(r.findings):.2f} s best of {len(r.findings)} "
         f"(target < 3 s) {met(min(r.findings) < 3, 'findings')}")
