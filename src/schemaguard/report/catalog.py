@@ -309,10 +309,11 @@ def _time(mtime: float | None) -> datetime | None:
 
 
 def warm(spark: SparkSession, catalog: CatalogConfig) -> None:
-    """The metastore's first answer (3 s for the embedded Derby), asked while the audit still runs:
-    the write then finds it up. Any error is met again, and reported, by the write itself."""
+    """The report tables made ready while the audit still runs (the metastore's first answers, and
+    Delta's first commits in a new JVM: seconds on the embedded default), so the write that follows
+    only appends. Idempotent, writing no row; any error is met again, and reported, by the write."""
     with contextlib.suppress(Exception):
-        spark.catalog.databaseExists(catalog.database)
+        ensure_tables(spark, catalog)
 
 
 def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
