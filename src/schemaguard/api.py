@@ -541,7 +541,7 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
 
         from schemaguard.report import catalog as catalog_tables
 
-        session = lazy("the catalog report needs it; --no-catalog skips it")
+        session = lazy.settled()
         say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
         writing = time.monotonic()
         with kept_conf(spark):

@@ -83,10 +83,13 @@ class LazySpark:
         self.warm = warm  # run on ours once started (the metastore's first answer, say)
         self.seconds = 0.0
         self._starting: threading.Thread | None = None
+        self._ready = threading.Event()  # the session is there (or failed to start)
+        if session is not None:
+            self._ready.set()
         self._failed: BaseException | None = None
 
     def prestart(self, why: str) -> None:
-        """Start ours now in the background; a later call waits for it."""
+        """Start ours now in the background; a later call waits for the session (not its warm-up)."""
         if self.session is None and self._starting is None:
             self._starting = threading.Thread(target=self._start, args=(why,), daemon=True,
                                               name="schemaguard-spark-start")
@@ -98,24 +101,31 @@ class LazySpark:
         if self.announce is not None:
             self.announce(f"starting Spark ({why})")
         try:
-            session = get_spark("schemaguard-audit", self.conf)
-            if self.warm is not None:
-                self.warm(session)
-            self.session = session
+            self.session = get_spark("schemaguard-audit", self.conf)
         except BaseException as e:  # met again, and raised, where the session is asked for
             self._failed = e
+        finally:
+            self._ready.set()
+        if self.session is not None and self.warm is not None:
+            self.warm(self.session)
 
     def __call__(self, why: str = "a data proof reads files") -> SparkSession:
         waited = time.monotonic()
         if self.session is None and self._starting is None:
             self._start(why)
-        elif self._starting is not None:
-            self._starting.join()
+        self._ready.wait()
         if self._failed is not None:
             raise self._failed
         assert self.session is not None
         self.seconds += time.monotonic() - waited
         return self.session
+
+    def settled(self) -> SparkSession:
+        """The session once its warm-up is done too (before the catalog write, which it prepares)."""
+        session = self("the catalog report needs it; --no-catalog skips it")
+        if self._starting is not None:
+            self._starting.join()
+        return session
 
     def for_proofs(self) -> SparkSession:
         """The session for a data proof; ours, when started now, with Great Expectations imported
