@@ -89,8 +89,9 @@ class LazySpark:
         self._failed: BaseException | None = None
 
     def prestart(self, why: str) -> None:
-        """Start ours now in the background; a later call waits for the session (not its warm-up)."""
-        if self.session is None and self._starting is None:
+        """Start ours now in the background, or warm the caller's there; a later call waits for the
+        session (not its warm-up)."""
+        if self._starting is None and (self.session is None or self.warm is not None):
             self._starting = threading.Thread(target=self._start, args=(why,), daemon=True,
                                               name="schemaguard-spark-start")
             self._starting.start()
@@ -98,14 +99,15 @@ class LazySpark:
     def _start(self, why: str) -> None:
         from schemaguard.spark import get_spark
 
-        if self.announce is not None:
-            self.announce(f"starting Spark ({why})")
-        try:
-            self.session = get_spark("schemaguard-audit", self.conf)
-        except BaseException as e:  # met again, and raised, where the session is asked for
-            self._failed = e
-        finally:
-            self._ready.set()
+        if self.session is None:
+            if self.announce is not None:
+                self.announce(f"starting Spark ({why})")
+            try:
+                self.session = get_spark("schemaguard-audit", self.conf)
+            except BaseException as e:  # met again, and raised, where the session is asked for
+                self._failed = e
+            finally:
+                self._ready.set()
         if self.session is not None and self.warm is not None:
             self.warm(self.session)
 
