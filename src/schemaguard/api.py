@@ -531,26 +531,36 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
         from schemaguard.spark import require_delta
 
         require_delta(spark, "the catalog report (Delta tables)")
-    with kept_conf(spark):
-        run = auditing.run_audit(config, run_id, lazy, progress or auditing.no_progress, now=started,
-                                 since=clock)
-    paths = folder.write_reports(run, config.report_dir, [f for f in config.formats if f != "terminal"]) \
-        if reports else {}
-    if config.catalog.enabled:
-        from datetime import timedelta
-
-        from schemaguard.report import catalog as catalog_tables
-
-        session = lazy.settled()
-        say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
-        writing = time.monotonic()
-        with kept_conf(spark):
-            tune_report_writes(session)
-            catalog_tables.write_run(session, run, config.catalog, label, new_id=run_id is None)
-        done = time.monotonic()
-        run = replace(run, finished_at=started + timedelta(seconds=done - clock),
-                      phases=replace(run.phases, spark_start=lazy.seconds, catalog=done - writing))
+    with kept_conf(spark):  # a caller's session keeps its settings, whatever our threads commit
+        try:
+            run = auditing.run_audit(config, run_id, lazy, progress or auditing.no_progress, now=started,
+                                     since=clock)
+            paths = folder.write_reports(run, config.report_dir,
+                                         [f for f in config.formats if f != "terminal"]) if reports else {}
+            if config.catalog.enabled:
+                run = _write_catalog(run, config, lazy, label, run_id is None, say, started, clock)
+        finally:
+            if spark is not None:
+                lazy.quiet()  # nothing of ours goes on in the caller's session once the call returns
     return AuditResult(run, config, paths)
+
+
+def _write_catalog(run: Any, config: Any, lazy: Any, label: str, new_id: bool,
+                   say: Callable[[str], None], started: datetime, clock: float) -> Any:
+    """The run written into the catalog's report tables, its time and phases brought up to date."""
+    import time
+    from datetime import timedelta
+
+    from schemaguard.report import catalog as catalog_tables
+
+    session = lazy.settled()
+    say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
+    writing = time.monotonic()
+    tune_report_writes(session)
+    catalog_tables.write_run(session, run, config.catalog, label, new_id=new_id)
+    done = time.monotonic()
+    return replace(run, finished_at=started + timedelta(seconds=done - clock),
+                   phases=replace(run.phases, spark_start=lazy.seconds, catalog=done - writing))
 
 
 def _listed_table(location: str) -> dict[str, str]:

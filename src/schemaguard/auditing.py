@@ -122,11 +122,15 @@ class LazySpark:
         self.seconds += time.monotonic() - waited
         return self.session
 
+    def quiet(self) -> None:
+        """Wait for a warm-up still going on (an audit that failed before its write)."""
+        if self._starting is not None:
+            self._starting.join()
+
     def settled(self) -> SparkSession:
         """The session once its warm-up is done too (before the catalog write, which it prepares)."""
         session = self("the catalog report needs it; --no-catalog skips it")
-        if self._starting is not None:
-            self._starting.join()
+        self.quiet()
         return session
 
     def for_proofs(self) -> SparkSession:
