@@ -505,7 +505,9 @@ def migrate(
     # catalog makes it there, managed: no folder, no records yet). So `status` and a step shown
     # without --apply start no Spark, and a step applied reads no metastore for them.
     records = embedded_table_location(reports.catalog, reports.database, MIGRATIONS)
-    recorded = (migration_rows_from_log(records, m.plan_id) or [] if records is not None else None)
+    recorded = None
+    if records is not None:
+        recorded = migration_rows_from_log(records, m.plan_id) or []
     if action == "status" and recorded is not None:
         _show_status(m, recorded)
     spark = None
