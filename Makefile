@@ -9,6 +9,7 @@ SPARK_BINARY  := 4.1
 JARS_DIR      := .jars
 DELTA_JARS    := $(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar \
                  $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar
+CLASS_ARCHIVE := $(JARS_DIR)/embedded-spark.jsa
 # Tests only: Spark's own Iceberg writer and reader (the oracle for Iceberg tables other engines write).
 ICEBERG_VERSION := 1.11.0
 ICEBERG_JAR   := $(JARS_DIR)/test/iceberg-spark-runtime-$(SPARK_BINARY)_2.13-$(ICEBERG_VERSION).jar
@@ -23,7 +24,7 @@ MOTO          := .venv-moto/bin/moto_server
 
 .PHONY: setup run test test-fast mutants oracle-tables oracle lint bench soak clean
 
-setup: $(STAMP) $(DELTA_JARS)
+setup: $(STAMP) $(DELTA_JARS) $(CLASS_ARCHIVE)
 
 $(STAMP): pyproject.toml src/schemaguard/formats/_thrift.c
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +37,13 @@ $(JARS_DIR)/delta-spark_$(SPARK_BINARY)_2.13-$(DELTA_VERSION).jar:
 
 $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar:
 	mvn -q -B dependency:copy -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -DoutputDirectory=$(JARS_DIR)
+
+# The embedded session's JVM loads its classes from this archive (CDS), written by one training run
+# of what a cold session does: about 2-3 s less per Spark start (bench/footer_scan.py times it).
+$(CLASS_ARCHIVE): $(STAMP) $(DELTA_JARS)
+	rm -f $@ $@.tmp
+	SCHEMAGUARD_WRITE_CLASS_ARCHIVE=$(CURDIR)/$@.tmp $(PY) -m schemaguard.spark >/dev/null 2>&1
+	mv $@.tmp $@
 
 $(ICEBERG_JAR):
 	mvn -q -B dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(SPARK_BINARY)_2.13:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)/test

@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -1070,6 +1071,84 @@ def print_demo(r: DemoResult) -> None:
         f"(target < 3 s) {met(min(r.findings) < 3, 'findings')}")
 
 
+@dataclass(frozen=True, slots=True)
+class MigrateResult:
+    rows: int
+    start: tuple[float, ...]  # a process that only starts the embedded Spark (the class archive used)
+    start_cold: tuple[float, ...]  # the same without the class archive
+    commands: dict[str, tuple[float, ...]]  # each migrate command, whole processes
+
+
+MIGRATE_TABLE = """
+import sys
+from schemaguard.spark import get_spark
+spark = get_spark("bench")
+spark.sql("CREATE DATABASE IF NOT EXISTS shop")
+rows = spark.range(int(sys.argv[1])).selectExpr(
+    "id", "CASE WHEN id % 1000 = 0 THEN NULL ELSE concat('c', id % 5000) END AS customer",
+    "id * 0.5 AS amount", "CAST(id % 20 AS INT) AS part")
+rows.repartition(20, "part").write.format("delta").partitionBy("part").saveAsTable("shop.orders")
+"""
+SPARK_START = "from schemaguard.spark import get_spark; get_spark('bench')"
+# each migrate command of the walkthrough, in the order a user runs them (rollback then start again)
+MIGRATE_COMMANDS = (("start --apply", ("start", "--apply")), ("status", ("status",)),
+                    ("rollback --apply", ("rollback", "--apply")))
+
+
+def time_migrate(rows: int, repeat: int) -> MigrateResult:
+    """The migrate walkthrough's commands on a managed Delta table of `rows` rows in 20 partitions,
+    each a whole process, beside processes that only start Spark (with and without the class archive
+    `make setup` writes): what a command costs beyond Spark's start."""
+    case = CACHE_DIR / f"migrate-{rows}"
+    shutil.rmtree(case, ignore_errors=True)
+    env = {**os.environ, "SCHEMAGUARD_HOME": str(case / "home")}
+    log(f"building a {rows:,}-row catalog Delta table and timing the migrate commands ...")
+    subprocess.run([sys.executable, "-c", MIGRATE_TABLE, str(rows)], env=env, capture_output=True, check=True)
+    from schemaguard.spark import delta_jars
+
+    schemaguard = str(Path(sys.executable).parent / "schemaguard")
+    plan = case / "plan.json"
+    ddl = "ALTER TABLE shop.orders RENAME COLUMN customer TO customer_id"
+    done = subprocess.run([schemaguard, "plan", "--table", "shop.orders", "--spark-catalog", "--ddl", ddl,
+                           "--format", "json"], env=env, capture_output=True, text=True, check=True)
+    plan.write_text(done.stdout)
+    no_archive = case / "jars"
+    no_archive.mkdir()
+    for jar in delta_jars():
+        (no_archive / jar.name).symlink_to(jar)
+    start, start_cold = [], []
+    for _ in range(repeat):
+        start.append(wall(lambda: subprocess.run([sys.executable, "-c", SPARK_START], env=env,
+                                                 capture_output=True, check=True))[0])
+        start_cold.append(wall(lambda: subprocess.run(
+            [sys.executable, "-c", SPARK_START], env={**env, "SCHEMAGUARD_JARS": str(no_archive)},
+            capture_output=True, check=True))[0])
+    commands: dict[str, list[float]] = {label: [] for label, _ in MIGRATE_COMMANDS}
+    for _ in range(repeat):
+        for label, args in MIGRATE_COMMANDS:
+            began = time.perf_counter()
+            done = subprocess.run([schemaguard, "migrate", *args, "--plan", str(plan)], env=env,
+                                  capture_output=True, text=True, check=False)
+            seconds = time.perf_counter() - began
+            if done.returncode != 0:
+                sys.exit(f"migrate {label} failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+            commands[label].append(seconds)
+    return MigrateResult(rows, tuple(start), tuple(start_cold), {k: tuple(v) for k, v in commands.items()})
+
+
+def print_migrate(r: MigrateResult) -> None:
+    log(f"\n=== migrate on a {r.rows:,}-row catalog Delta table (20 partitions), whole processes ===")
+    spark = statistics.median(r.start)
+    cold = statistics.median(r.start_cold)
+    log(f"  Spark's start alone: {spark:.1f} s median ({cold:.1f} s without the class archive, "
+        f"{spark / cold:.2f}x)")
+    for label, walls in r.commands.items():
+        median = statistics.median(walls)
+        beyond = median - (0 if label == "status" else spark)
+        log(f"  migrate {label:<17} {median:>6.1f} s median, {beyond:>5.1f} s beyond Spark's start "
+            f"(target 10 s) {met(beyond <= 10, f'migrate {label} within 10 s beyond Spark')}")
+
+
 def positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -1099,6 +1178,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hostile", type=int, default=1,
                         help="time the hostile shapes (every column changing type, 200 versions, ...); "
                         "0 skips")
+    parser.add_argument("--migrate", type=int, default=2_000_000,
+                        help="rows of the catalog table the migrate commands run on; 0 skips (default "
+                        "2000000)")
     parser.add_argument("--store", type=int, default=2_000,
                         help="files read from S3 (moto) answering in 20 ms a request; 0 skips (default 2000)")
     return parser.parse_args(argv)
@@ -1149,6 +1231,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     time_hostile(repeat), within_3x_of_the_loop)
     if args.demo:
         print_demo(time_demo_run(repeat))
+    if args.migrate:
+        print_migrate(time_migrate(args.migrate, repeat))
     if MISSED:
         sys.exit(f"\n{len(MISSED)} target(s) missed: {'; '.join(MISSED)}")
 

@@ -8,10 +8,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from schemaguard.spark import PROJECT_ROOT, delta_jars
+from schemaguard.spark import PROJECT_ROOT, class_archive, delta_jars
 
 pytestmark = pytest.mark.spark
 
@@ -76,3 +77,13 @@ def test_spark_submit_master_is_not_overridden(tmp_path: Path) -> None:
     assert master == "local[2]"  # spark-submit's master, not the embedded local[*]
     assert extensions == "io.delta.sql.DeltaSparkSessionExtension"  # Delta added where missing
     assert catalog == "in-memory"  # and no embedded Hive metastore forced on the cluster
+
+
+def test_the_embedded_session_loads_its_classes_from_the_archive_setup_wrote(spark: Any) -> None:
+    archive = class_archive()
+    assert archive.is_file(), "make setup writes the class archive"
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    assert bean.getVMOption("SharedArchiveFile").getValue() == str(archive)
+    assert "sharing" in jvm.java.lang.System.getProperty("java.vm.info")

@@ -522,7 +522,9 @@ def migrate(
     in_spark = iceberg is None and m.target == m.table and "/" not in m.table
     if in_spark:
         _status(f"looking {m.table} up in the Spark catalog")
-    where = api.catalog_location(m.table, spark) if in_spark else m.table
+    # The command line's session is the embedded one: a table it manages is found in its warehouse
+    # (asking the metastore would cost a cold session seconds before the first statement needs it).
+    where = api.catalog_location(m.table) if in_spark else m.table
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings

@@ -45,12 +45,15 @@ def home_dir() -> Path:
     return Path(os.environ.get("SCHEMAGUARD_HOME", default)).absolute()
 
 
+def jars_dir() -> Path:
+    return Path(os.environ.get("SCHEMAGUARD_JARS", PROJECT_ROOT / ".jars"))
+
+
 def delta_jars() -> list[Path]:
     """The Delta jars `make setup` fetched (or those in $SCHEMAGUARD_JARS)."""
-    jars_dir = Path(os.environ.get("SCHEMAGUARD_JARS", PROJECT_ROOT / ".jars"))
-    jars = sorted(jars_dir.glob("delta-*.jar"))
+    jars = sorted(jars_dir().glob("delta-*.jar"))
     if not jars:
-        raise SparkSetupError(f"no Delta jars in {jars_dir}: run `make setup` first")
+        raise SparkSetupError(f"no Delta jars in {jars_dir()}: run `make setup` first")
     return jars
 
 
@@ -67,11 +70,27 @@ def delta_classpath() -> dict[str, str]:
 REPORT_SNAPSHOT_PARTITIONS = {"spark.databricks.delta.snapshotPartitions": "2"}
 
 
+def class_archive() -> Path:
+    """The driver JVM's class-data archive (CDS) `make setup` writes: the classes a cold embedded
+    session loads, parsed and verified once instead of on every start."""
+    return jars_dir() / "embedded-spark.jsa"
+
+
+# The JVM checks the archive against its own build and class path and silently runs without it
+# when they differ (a new JDK, moved jars): the logging off keeps that silence.
+QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
 def embedded_conf(home: Path) -> dict[str, str]:
     """Settings of the embedded default session, every path under `home`."""
     java_opts = f"-Dderby.system.home={home}"
     if LOG4J.exists():
         java_opts += f" -Dlog4j2.configurationFile={LOG4J}"
+    archive = class_archive()
+    if "SCHEMAGUARD_WRITE_CLASS_ARCHIVE" in os.environ:  # `make setup`'s training run writes it
+        java_opts += f" -XX:ArchiveClassesAtExit={os.environ['SCHEMAGUARD_WRITE_CLASS_ARCHIVE']}"
+    elif archive.is_file():
+        java_opts += f" -XX:SharedArchiveFile={archive} {QUIET_CDS}"
     return {
         "spark.master": "local[*]",
         "spark.sql.catalogImplementation": "hive",
@@ -197,3 +216,42 @@ def kept_conf(spark: SparkSession | None) -> Iterator[None]:
             if after.get(key) != value:
                 with contextlib.suppress(Exception):
                     spark.conf.set(key, value)
+
+
+def exercise(spark: SparkSession, folder: Path) -> None:
+    """What an embedded session does cold, once: the metastore, a Delta table written, altered,
+    viewed, updated, merged into and restored, Parquet read with merged schemas. `make setup`
+    runs it with SCHEMAGUARD_WRITE_CLASS_ARCHIVE set, so the JVM archives the classes it loaded."""
+    from delta.tables import DeltaTable
+
+    spark.sql("CREATE DATABASE IF NOT EXISTS warmup")
+    rows = spark.range(400).selectExpr("id", "CAST(id % 7 AS STRING) AS s", "id * 0.5 AS d",
+                                       "CAST(id % 4 AS INT) AS p")
+    rows.write.format("delta").partitionBy("p").saveAsTable("warmup.t")
+    spark.sql("DESCRIBE TABLE EXTENDED warmup.t").collect()
+    spark.sql("ALTER TABLE warmup.t ADD COLUMNS (s2 STRING AFTER id)")
+    spark.sql("CREATE OR REPLACE VIEW warmup.v AS SELECT id, COALESCE(s, s2) AS s FROM warmup.t")
+    spark.sql("UPDATE warmup.t SET s2 = s WHERE s2 IS NULL AND s IS NOT NULL")
+    spark.sql("SELECT count(*) FROM warmup.v WHERE s IS NULL").collect()
+    source = spark.table("warmup.t").limit(10)
+    DeltaTable.forName(spark, "warmup.t").alias("t").merge(source.alias("n"), "t.id = n.id") \
+        .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    spark.createDataFrame([(1, "a")], "id long, s string").writeTo("warmup.u").using("delta").create()
+    spark.sql("RESTORE TABLE warmup.t TO VERSION AS OF 0")
+    rows.write.parquet(str(folder / "p" / "day=1"))
+    rows.selectExpr("id", "d").write.parquet(str(folder / "p" / "day=2"))
+    spark.read.option("mergeSchema", "true").parquet(str(folder / "p")).groupBy("day").count().collect()
+    spark.sql("DROP VIEW warmup.v")
+
+
+if __name__ == "__main__":  # `make setup`: the class archive's training run, in a home of its own
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="schemaguard-warmup-") as scratch:
+        os.environ["SCHEMAGUARD_HOME"] = scratch
+        session = get_spark("schemaguard-warmup")
+        exercise(session, Path(scratch))
+        jvm = session.sparkContext._gateway.proc  # type: ignore[union-attr]
+        session.stop()
+        jvm.stdin.close()  # Spark's gateway exits at the end of its input, writing the archive
+        jvm.wait()
