@@ -8,14 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schemaguard import base
 from schemaguard.base import Options, Problem, errors
 from schemaguard.formats.avro import schema_from_avsc
 from schemaguard.formats.notation import schema_from_notation
-from schemaguard.model import DataType, DecimalType, Field, ListType, MapType, Schema, StructType
+from schemaguard.model import (
+    DataType,
+    DecimalType,
+    Field,
+    ListType,
+    MapType,
+    Schema,
+    StructType,
+    TimestampType,
+    walk,
+)
 from schemaguard.rules import avro as avro_rules
 from schemaguard.rules import merge as merge_rules
 from schemaguard.rules import promotions, read
@@ -453,7 +463,12 @@ _near_schemas = st.lists(st.builds(Field, _near_names, _near_types, st.booleans(
 def test_one_pass_names_each_conflict_a_restarted_merge_would_stop_at(
         inputs: list[Schema], name: str, widening: bool) -> None:
     """Conflict k is the first conflict of the merge with conflicts 0..k-1 taken out of every input
-    (Spark and Delta stop at the first), and without them all the merge succeeds."""
+    (Spark and Delta stop at the first), and without them all the merge succeeds. Only for rules
+    of one field: Delta's timestamp_ntz rule is the table's feature, on while the table has such a
+    column at all, so taking a clashing one out of the table would turn off what Delta keeps on
+    (that rule is checked against delta-spark in tests/test_oracle_delta_merge.py)."""
+    assume(name != "delta-merge" or not any(isinstance(t, TimestampType) and not t.utc
+                                            for s in inputs for _, t, _ in walk(s)))
     options = Options(type_widening=widening)
     found = merge_schemas(inputs, name, options).conflicts
     for k, conflict in enumerate(found):

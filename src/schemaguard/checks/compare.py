@@ -9,7 +9,7 @@ from schemaguard.base import Options, Problem, errors
 from schemaguard.model import Schema
 from schemaguard.rules.merge import MergeResult
 from schemaguard.rules.modes import Mode, PairFailure, check
-from schemaguard.rules.profiles import can_read, merge_schemas
+from schemaguard.rules.profiles import can_read, merge_schemas, table_refusals
 
 Labelled = list[tuple[str, Schema]]
 
@@ -57,9 +57,11 @@ class EvolveReport:
 
 def compare(writers: Labelled, reader: tuple[str, Schema], profile: str, options: Options,
             notes: tuple[str, ...] = ()) -> CompareReport:
-    """Can the reader read data written with each writer schema?"""
+    """Can the reader read data written with each writer schema, and could the reader's schema be
+    the table's after each writer's (its engine may refuse the change between them)?"""
     label, schema = reader
-    problems = tuple((w, tuple(can_read(ws, schema, profile, options))) for w, ws in writers)
+    problems = tuple((w, (*can_read(ws, schema, profile, options),
+                          *table_refusals(ws, schema, profile, options))) for w, ws in writers)
     return CompareReport(profile, options, label, problems, notes)
 
 

@@ -22,7 +22,7 @@ never x conflicts). The gate and the audit both ask this one function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeGuard
 
@@ -137,6 +137,8 @@ def merge(schemas: list[Schema], merger: Merger, options: Options | None = None)
         gone.update(field_of(c.path) for c in clashes)
     if merged is None:
         return MergeResult(None, tuple(conflicts))
+    if gone:  # a field kept whole beside one spelt alike (`a` beside `A`) is out with its twin
+        merged = drop(merged, *gone)
     final, unreadable = _readable(merged, len(schemas) - 1, converting=False)
     conflicts += unreadable
     return MergeResult(None if conflicts else final, tuple(conflicts))
@@ -179,6 +181,17 @@ def field_of(path: str) -> str:
     return path.lower()
 
 
+def _ancestors(path: str) -> Iterator[str]:
+    """The paths of the nodes above `path` (`a.b[].c` -> `a`, `a.b`, `a.b[]`): each ends before a
+    separator outside a backticked name."""
+    quoted = False
+    for i, ch in enumerate(path):
+        if ch == "`":
+            quoted = not quoted  # a doubled backtick inside a name flips twice
+        elif not quoted and ch in ".[{" and i:
+            yield path[:i]
+
+
 def _top_level(path: str) -> bool:
     try:
         return len(parts(path)) == 1
@@ -218,8 +231,9 @@ class _Merge(PartnerVisitor[_Pair, DataType, Field]):
     def clash(self, c: _Clash, kept: DataType) -> DataType:
         """Record a clash (the first in its field) and go on; the field is left out of its struct,
         so `kept` stands in only until then."""
-        if field_of(c.path) not in self.gone:
-            self.gone.add(field_of(c.path))
+        here = field_of(c.path)
+        if here not in self.gone and not any(a in self.gone for a in _ancestors(here)):
+            self.gone.add(here)  # a clash inside a field already out is gone with it
             self.clashes.append(c)
         return kept
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from schemaguard.base import Options, Problem, errors
 from schemaguard.model import Schema
 from schemaguard.names import Mode
-from schemaguard.rules.profiles import can_read
+from schemaguard.rules.profiles import can_read, table_refusals
 
 __all__ = ["Mode"]  # rules' callers import the modes from here, with the check
 
@@ -44,11 +44,16 @@ def pairs(n_history: int, mode: Mode) -> list[tuple[int, int]]:
 
 def check(history: list[Schema], new: Schema, mode: Mode, profile: str,
           options: Options | None = None) -> list[PairFailure]:
-    """Every (writer, reader) pair the mode checks that the profile's reader cannot read."""
+    """Every (writer, reader) pair the mode checks that the profile's reader cannot read. The change
+    from the newest version to the new schema, which the table's engine may refuse, is named at the
+    first pair of the two."""
     versions = [*history, new]
     failures = []
+    refused = table_refusals(history[-1], new, profile, options or Options()) if history else []
     for w, r in pairs(len(history), mode):
         problems = can_read(versions[w - 1], versions[r - 1], profile, options)
+        if {w, r} == {len(history), len(versions)}:
+            problems, refused = [*problems, *refused], []
         if errors(problems):
             failures.append(PairFailure(w, r, tuple(problems)))
     return failures

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from schemaguard.base import Options, Problem, allow_quiet
+from schemaguard.base import CR, Options, Problem, Rule, allow_quiet
 from schemaguard.formats.avro import AvroSchemaError, as_avro
 from schemaguard.model import Schema
 from schemaguard.names import Identity
 from schemaguard.rules import avro, read
+from schemaguard.rules.changes import OpKind, diff
 from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
 
 
@@ -125,6 +126,28 @@ def can_read(writer: Schema, reader: Schema, name: str, options: Options | None 
     o = options or Options()
     problems = p.problems(writer, reader, effective_options(p, o))
     return allow_quiet(problems) if o.allow_quiet else problems
+
+
+# A Delta table's own schema changes, where the direction is known (its earlier schema, then its
+# later one): the read rules cannot tell a column the table dropped from one a newer file added.
+DELTA_DROP_RENAME = Rule(
+    "delta.drop-rename", "delta-spark drops or renames a column only under column mapping "
+    "(DELTA_UNSUPPORTED_DROP_COLUMN, DELTA_UNSUPPORTED_RENAME_COLUMN); without it only an overwrite "
+    "with overwriteSchema, which rewrites every file, reaches this schema",
+    f"{CR} §4 Column mapping; delta-spark 4.4 ALTER TABLE DROP/RENAME COLUMN "
+    "(tests/test_delta_refusals.py)")
+
+
+def table_refusals(old: Schema, new: Schema, name: str, options: Options) -> list[Problem]:
+    """What the profile's table engine refuses in changing its table's schema from `old` to `new`:
+    a Delta table without column mapping cannot lose or rename a column (top level or nested)."""
+    p = profile(name)
+    if not p.by_mapping_id or options.column_mapping != "none":
+        return []
+    gone = (op for op in diff(old, new, "name-ci") if op.kind in (OpKind.DROP_FIELD, OpKind.RENAME))
+    return [Problem(op.old_path or op.path, "ENGINE_REFUSES",
+                    f"`{op.old_path or op.path}` is not in the new schema: {DELTA_DROP_RENAME.text}",
+                    DELTA_DROP_RENAME) for op in gone]
 
 
 def check_modelled(schemas: list[Schema], name: str) -> None:
