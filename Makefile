@@ -42,7 +42,8 @@ $(JARS_DIR)/delta-storage-$(DELTA_VERSION).jar:
 # of what a cold session does: about 2-3 s less per Spark start (bench/footer_scan.py times it).
 $(CLASS_ARCHIVE): $(STAMP) $(DELTA_JARS)
 	rm -f $@ $@.tmp
-	SCHEMAGUARD_WRITE_CLASS_ARCHIVE=$(CURDIR)/$@.tmp $(PY) -m schemaguard.spark >/dev/null 2>&1
+	SCHEMAGUARD_WRITE_CLASS_ARCHIVE=$(CURDIR)/$@.tmp $(PY) -m schemaguard.spark >$@.log 2>&1 \
+	  || (tail -20 $@.log; echo "the class archive's training run failed (its log: $@.log)"; exit 1)
 	mv $@.tmp $@
 
 $(ICEBERG_JAR):
