@@ -65,6 +65,8 @@ def test_schemas_given_as_objects(tmp_path: Path) -> None:
     moved = sg.compare(new, pa.schema([pa.field("id", pa.int32())]), profile="spark-read")
     assert not moved.ok and moved.exit_code == 1
     assert [p["path"] for p in moved.rows()] == ["id"]
+    said = moved.to_dict()  # two schema objects: each side named for its role
+    assert (said["writer_versions"], said["reader"]) == (["writer #1"], "reader #1")
     with pytest.raises(sg.ChecksFailed, match=r"schemaguard compare failed \(exit 1\): id: "):
         moved.raise_for_status()
     merged = sg.merge(old, new, profile="spark-merge")

@@ -79,10 +79,10 @@ def read_table(location: str, *, spark: Any = None, engine: str = "auto", how: R
 
 
 def schemas(sources: Sequence[SchemaLike], at_least: int = 1, what: str = "",
-            spark: Any = None) -> tuple[list[tuple[str, Schema]], list[str]]:
+            spark: Any = None, unnamed: str = "schema") -> tuple[list[tuple[str, Schema]], list[str]]:
     """Every schema of the sources, oldest first, labelled by the path as given (a table's versions
-    as `path@v3`), and the loader's notes. A source may also be a pyspark StructType, a
-    pyarrow.Schema, or (with `spark`) a table name of the session's catalog."""
+    as `path@v3`; a schema object as `unnamed #i`), and the loader's notes. A source may also be a
+    pyspark StructType, a pyarrow.Schema, or (with `spark`) a table name of the session's catalog."""
     from schemaguard.sources import load_schemas
 
     labelled: list[tuple[str, Schema]] = []
@@ -90,7 +90,7 @@ def schemas(sources: Sequence[SchemaLike], at_least: int = 1, what: str = "",
     for i, source in enumerate(sources):
         given = _given_schema(source, spark)
         if given is not None:
-            labelled.append((f"schema #{i + 1}" if not isinstance(source, str) else source, given))
+            labelled.append((f"{unnamed} #{i + 1}" if not isinstance(source, str) else source, given))
             continue
         loaded = load_schemas(str(source))
         versioned = loaded.kind in ("table", "delta")
@@ -286,9 +286,9 @@ def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: s
     profile = choice(profile, list(PROFILE_NAMES), "--profile")
     options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
                              case_sensitive, allow_quiet)
-    writers, notes = schemas([writer], spark=spark)
-    readers, reader_notes = (writers, []) if reader is writer or reader == writer else schemas([reader],
-                                                                                             spark=spark)
+    writers, notes = schemas([writer], spark=spark, unnamed="writer")
+    readers, reader_notes = (writers, []) if reader is writer or reader == writer else schemas(
+        [reader], spark=spark, unnamed="reader")
     label, reader_schema = readers[-1]
     modelled(writers + readers, profile)
     if len(readers) > 1:
