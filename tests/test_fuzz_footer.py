@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import decimal
 import tempfile
-import time
 import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,8 +74,7 @@ def test_a_mutated_footer_is_read_or_one_unreadable_file(data: bytes) -> None:
 
 def _read_within_bounds(path: Path, data: bytes) -> None:
     forget_footer_schemas()  # decode the schema too, not only the row groups
-    tracemalloc.start()
-    began = time.monotonic()
+    tracemalloc.start()  # a read that never ends is the per-test timeout's (pyproject.toml)
     try:
         footer = read_footer(str(path))
     except UnreadableFile as e:
@@ -87,5 +85,4 @@ def _read_within_bounds(path: Path, data: bytes) -> None:
     finally:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    assert time.monotonic() - began < 5
     assert peak < 64 * len(data) + 2**20  # proportional to the footer, not to a claimed length

