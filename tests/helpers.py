@@ -4,6 +4,7 @@ hypothesis strategies in strategies.py; the differential tests' pieces in oracle
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,3 +124,16 @@ def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
         [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--hide-scrollbars", f"--user-data-dir={profile}", *args],
         capture_output=True, text=True, timeout=180, check=False)
+
+
+# SARIF 2.1.0's JSON schema as schemastore publishes it (the `$schema` our reports name), copied
+# from npm's @microsoft/jest-sarif 1.0.0-beta.0 (MIT), lib/schemas/sarif-2.1.0-rtm.5.json.
+SARIF_SCHEMA = Path(__file__).resolve().parent / "sarif-2.1.0.json"
+
+
+def valid_sarif(doc: dict[str, Any]) -> None:
+    """Raise unless `doc` is valid SARIF 2.1.0 by the standard's own schema (draft-04)."""
+    import jsonschema
+
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(doc)
+

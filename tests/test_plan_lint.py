@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from schemaguard.demo import build_demo_lake
-from tests.helpers import assert_usage_error, run, run_here
+from tests.helpers import assert_usage_error, run, run_here, valid_sarif
 
 MIGRATION = """-- orders: rename and tidy up
 ALTER TABLE orders RENAME COLUMN customer TO customer_id;
@@ -33,6 +33,7 @@ def test_sarif_names_each_statement_at_its_line(orders: Path, tmp_path: Path) ->
     ddl.write_text(MIGRATION)
     done = run("plan", "--table", str(orders), "--ddl-file", str(ddl), "--format", "sarif", "--footer-only")
     assert done.returncode == 1, done.stderr
+    valid_sarif(json.loads(done.stdout))
     results = json.loads(done.stdout)["runs"][0]["results"]
     where = [r["locations"][0]["physicalLocation"] for r in results]
     seen = {(w["region"]["startLine"], r["ruleId"], r["level"]) for w, r in zip(where, results, strict=True)}
