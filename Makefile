@@ -96,7 +96,7 @@ test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
 NO_JVM := $(CURDIR)/tests/no-jvm
 
 test-fast: setup $(MOTO)
-	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow" -n auto
+	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow and not chromium" -n auto
 
 # The engines' truth tables (tests/truth_tables.py) written anew under tests/truth/ with real Spark
 # and delta-spark; `make test` replays them with no JVM. Pass TABLES="spark_read" to redo one.

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -345,22 +346,6 @@ def test_a_file_emptied_after_listing_is_unreadable(tmp_path: Path) -> None:
     assert u.rel == "a.parquet" and u.reason
 
 
-@pytest.mark.skipif(
-    hasattr(os, "geteuid") and os.geteuid() == 0,
-    reason="running as root: chmod 000 does not deny root, so the file stays readable",
-)
-def test_an_unreadable_file_is_reported(tmp_path: Path) -> None:
-    write(tmp_path / "a.parquet")
-    locked = write(tmp_path / "locked.parquet")
-    locked.chmod(0)
-    try:
-        result = scan(discover(str(tmp_path)))
-    finally:
-        locked.chmod(0o644)
-    assert [f.rel for f in result.footers] == ["a.parquet"]
-    assert _by_rel(result) == {"locked.parquet": "cannot be opened: permission denied"}
-
-
 SCAN_AND_PRINT = """
 import json, sys
 from schemaguard.lake.discover import discover
@@ -371,28 +356,34 @@ print(json.dumps({"read": [f.rel for f in result.footers],
 """
 
 
-@pytest.mark.skipif(
-    not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv")),
-    reason="needs root with setpriv (the non-root case is the test above)",
-)
-def test_an_unreadable_file_is_reported_as_root_without_dac_override(tmp_path: Path) -> None:
-    """Root reads chmod-000 files; without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH it cannot."""
-    write(tmp_path / "a.parquet")
-    write(tmp_path / "locked.parquet").chmod(0)
+def _scanned_without_dac_override(folder: Path) -> dict[str, Any]:
+    """The scan as a process without the capabilities that let root read a chmod-000 file."""
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "running as root: setpriv (util-linux) drops the capability that reads any file"
     drop = "-dac_override,-dac_read_search"
-    run = subprocess.run(
-        ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", sys.executable, "-c",
-         SCAN_AND_PRINT, str(tmp_path)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
-    (tmp_path / "locked.parquet").chmod(0o644)
-    if run.returncode != 0 and "setpriv" in run.stderr:
-        pytest.skip(f"setpriv cannot drop capabilities here: {run.stderr.strip()}")
+    run = subprocess.run([setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}", sys.executable, "-c",
+                          SCAN_AND_PRINT, str(folder)], capture_output=True, text=True, timeout=120,
+                         check=False)
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {
-        "read": ["a.parquet"],
-        "unreadable": {"locked.parquet": "cannot be opened: permission denied"},
-    }
+    found: dict[str, Any] = json.loads(run.stdout)
+    return found
+
+
+def test_an_unreadable_file_is_reported(tmp_path: Path) -> None:
+    """As any user: root reads chmod-000 files, so as root the scan runs without that power."""
+    write(tmp_path / "a.parquet")
+    locked = write(tmp_path / "locked.parquet")
+    locked.chmod(0)
+    try:
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            found = _scanned_without_dac_override(tmp_path)
+        else:
+            result = scan(discover(str(tmp_path)))
+            found = {"read": [f.rel for f in result.footers], "unreadable": _by_rel(result)}
+    finally:
+        locked.chmod(0o644)
+    assert found == {"read": ["a.parquet"],
+                     "unreadable": {"locked.parquet": "cannot be opened: permission denied"}}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ def _page(notebook: object, path: Path) -> Path:
     return path
 
 
+@pytest.mark.chromium
 def test_the_notebook_page_keeps_its_own_styles_with_our_output(executed: object, tmp_path: Path) -> None:
     """The exported page with our outputs, and the same page without them: the notebook's own
     elements compute the same styles. The screenshot is kept for the README."""

@@ -651,6 +651,7 @@ def _pixels_near(histogram: Counter[bytes], colour: tuple[int, int, int], tolera
                if all(abs(p - c) <= tolerance for p, c in zip(pixel, colour, strict=True)))
 
 
+@pytest.mark.chromium
 def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     need_chromium()
     page = tmp_path / "report.html"
@@ -674,6 +675,7 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     assert dom.count('class="drift"') == 3 and dom.count('class="mark"') == 61
 
 
+@pytest.mark.chromium
 def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: Path) -> None:
     need_chromium()
     page = tmp_path / "odd.html"
@@ -687,6 +689,7 @@ def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: P
 # The plan as a page
 
 
+@pytest.mark.chromium
 def test_the_plan_page_draws_its_steps_as_weeks_coloured_by_their_checks(tmp_path: Path) -> None:
     """`plan --format html` of the demo's rename: one bar a step over its weeks, in order; the
     contract waits on a refuted no-reads check, moving readers on checks not yet run. Self-contained,
@@ -725,6 +728,7 @@ def test_the_plan_page_draws_its_steps_as_weeks_coloured_by_their_checks(tmp_pat
     assert dom.count('class="bar"') == 6 and 'id="steps"' in dom
 
 
+@pytest.mark.chromium
 def test_the_plan_page_wraps_long_sql_at_1400_px(tmp_path: Path) -> None:
     """A plan whose steps carry long statements (a Delta table at a deep path) stays within a
     1400 px window: the SQL wraps, the entry checks stay in view."""
@@ -761,6 +765,7 @@ document.body.setAttribute("data-styles", styles.join("##"));
 </script></body></html>"""
 
 
+@pytest.mark.chromium
 def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: AuditRun,
                                                                          tmp_path: Path) -> None:
     """Every result's `_repr_html_` as a notebook shows it, inside a page of its own styles: the
