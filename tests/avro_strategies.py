@@ -346,7 +346,12 @@ def repair(top: Top) -> None:
             for b in t.branches:
                 flat.extend(b.branches if isinstance(b, Un) else [b])
             keys: set[str] = set()
-            t.branches = [b for b in flat if not (branch_key(b) in keys or keys.add(branch_key(b)))]
+            kept: list[Node] = []
+            for b in flat:  # each branch key once, the first kept
+                if branch_key(b) not in keys:
+                    keys.add(branch_key(b))
+                    kept.append(b)
+            t.branches = kept
         elif isinstance(t, Named) and t.kind == "enum" and t.enum_default not in (None, *t.symbols):
             t.enum_default = None
     for t in named_types(top):
@@ -466,7 +471,8 @@ def _reference(draw: st.DrawFn, scope: Scope, in_union: bool) -> Node | None:
     if t.kind == "record" and not t.fields and not in_union and draw(st.booleans()):
         return None
     if t.kind == "record" and draw(st.integers(0, 5)) and not in_union:  # recursion mostly through null
-        return draw(st.sampled_from([Un([Prim("null"), t]), Un([t, Prim("null")]), Arr(t), Mp(t), t]))
+        around: list[Node] = [Un([Prim("null"), t]), Un([t, Prim("null")]), Arr(t), Mp(t), t]
+        return draw(st.sampled_from(around))
     return t
 
 
@@ -608,7 +614,8 @@ def slots(top: Top) -> list[tuple[Slot, str | None, bool]]:
 
 def _get(slot: Slot) -> Node:
     holder, key = slot
-    return holder[key] if isinstance(holder, list) else getattr(holder, key)
+    node: Node = holder[key] if isinstance(holder, list) else getattr(holder, key)
+    return node
 
 
 def _set(slot: Slot, t: Node) -> None:
@@ -634,7 +641,7 @@ def _change_type(draw: st.DrawFn, top: Top, scope: Scope, slot: Slot, in_union: 
     if isinstance(t, Prim):
         ops += ["primitive", "logical"] + ["demote"] * (t.kind in DEMOTIONS) + \
                ["promote"] * 3 * (t.kind in PROMOTIONS)
-    op = _pick(draw, ops)
+    op: str = _pick(draw, ops)
     if op == "promote" and isinstance(t, Prim):
         _set(slot, Prim(draw(st.sampled_from(PROMOTIONS[t.kind])), {}, t.obj))
     elif op == "demote" and isinstance(t, Prim):
@@ -676,7 +683,7 @@ def _change_fields(draw: st.DrawFn, scope: Scope, r: Named) -> str:
     free = [n for n in FIELD_NAMES if n not in {f.name for f in fs}]
     ops = ["nullable", "reorder", "alias", "unalias", "default", "undefault", "rename", "rename-with-alias",
            "add-optional", "drop", "add"]
-    op = _pick(draw, ops)
+    op: str = _pick(draw, ops)
     if op in ("add", "add-optional") and free:
         name = draw(st.sampled_from(free))
         if op == "add-optional":
@@ -723,7 +730,7 @@ def _change_named(draw: st.DrawFn, scope: Scope, t: Named) -> str:
         ops += ["reorder-symbols", "enum-default", "no-enum-default", "add-symbol", "drop-symbol"] * 2
     if t.kind == "fixed":
         ops += ["size"] * 3
-    op = _pick(draw, ops)
+    op: str = _pick(draw, ops)
     if op.startswith(("rename", "namespace")):
         old_full = t.full
         if op.startswith("rename"):

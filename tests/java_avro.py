@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+from py4j.protocol import Py4JJavaError
 
 # Avro's SchemaIncompatibilityType names (org.apache.avro.SchemaCompatibility).
 READER_FIELD_MISSING_DEFAULT_VALUE = "READER_FIELD_MISSING_DEFAULT_VALUE"

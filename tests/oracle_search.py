@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from schemaguard.formats.notation import dumps, loads
@@ -84,7 +84,7 @@ def search(spark: Any, oracle: str, pairs: int) -> list[Path]:
     done = 0
     started = time.monotonic()
 
-    @settings(max_examples=pairs, derandomize=False, deadline=None, database=None, phases=["generate"],
+    @settings(max_examples=pairs, derandomize=False, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(case=cases)
     def run(case: tuple[Any, ...]) -> None:

@@ -53,15 +53,17 @@ def oracle_settings(examples: int) -> settings:
 
 
 # Types pyarrow writes and that differ in ways the rules care about.
-INTS = [IntType(8), IntType(16), IntType(32), IntType(64), IntType(32, False), IntType(64, False)]
-FLOATS = [FloatType(32), FloatType(64)]
-DECIMALS = [DecimalType(9, 2), DecimalType(10, 2), DecimalType(12, 2), DecimalType(12, 4),
+INTS: list[DataType] = [IntType(8), IntType(16), IntType(32), IntType(64), IntType(32, False),
+                        IntType(64, False)]
+FLOATS: list[DataType] = [FloatType(32), FloatType(64)]
+DECIMALS: list[DataType] = [DecimalType(9, 2), DecimalType(10, 2), DecimalType(12, 2), DecimalType(12, 4),
             DecimalType(20, 2), DecimalType(18, 0), DecimalType(22, 0)]
-TIMES = [TimestampType("ms", True), TimestampType("us", True), TimestampType("us", False),
+TIMES: list[DataType] = [TimestampType("ms", True), TimestampType("us", True), TimestampType("us", False),
          TimestampType("ms", False), Int96Type(), DateType(), TimestampType("ns", True)]
-BYTES = [StringType(), BinaryType(), FixedType(4)]
+BYTES: list[DataType] = [StringType(), BinaryType(), FixedType(4)]
 PRIMITIVES: list[DataType] = [*INTS, *FLOATS, *DECIMALS, *TIMES, *BYTES, BooleanType()]
-FAMILIES = [INTS + FLOATS + DECIMALS[:3], DECIMALS, TIMES, BYTES, INTS, FLOATS + INTS[:4]]
+FAMILIES: list[list[DataType]] = [INTS + FLOATS + DECIMALS[:3], DECIMALS, TIMES, BYTES, INTS,
+                                  FLOATS + INTS[:4]]
 MAP_KEYS: list[DataType] = [StringType(), IntType(32), IntType(64)]
 NAMES = ["a", "b", "c", "d", "e"]
 NESTED_NAMES = ["x", "y", "z"]
@@ -100,8 +102,9 @@ def _other_kind(draw: st.DrawFn, t: DataType) -> DataType:
     """A primitive becomes a struct, list or map (holding it), and any nested type a primitive."""
     if isinstance(t, StructType | ListType | MapType):
         return draw(st.sampled_from(PRIMITIVES))
-    return draw(st.sampled_from([StructType((Field("x", t, True),)), ListType(t, True),
-                                 MapType(StringType(), t, True)]))
+    holders: list[DataType] = [StructType((Field("x", t, True),)), ListType(t, True),
+                               MapType(StringType(), t, True)]
+    return draw(st.sampled_from(holders))
 
 
 def _mutate_fields(draw: st.DrawFn, fields: list[Field], pool: list[str], depth: int) -> list[Field]:

@@ -122,7 +122,8 @@ def test_reports_in_every_format_are_written(audited: dict[str, object]) -> None
 def test_a_rerun_of_the_same_run_keeps_one_set_of_rows_readable_by_a_new_process(
         audited: dict[str, object]) -> None:
     again = audited["again"]
-    assert isinstance(again, subprocess.CompletedProcess) and again.returncode == 1, again.stderr
+    assert isinstance(again, subprocess.CompletedProcess)
+    assert again.returncode == 1, again.stderr
     work = audited["work"]
     assert isinstance(work, Path)
     done = schemaguard(work / "home", "findings", "--conf", str(audited["conf"]), "--format", "json")

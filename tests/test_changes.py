@@ -590,7 +590,9 @@ def _mutated_type(draw: st.DrawFn, t: DataType) -> DataType:
         slot = draw(st.sampled_from(["nullable", "key", "value"]))
         if slot == "nullable":
             return replace(t, value_nullable=not t.value_nullable)
-        return replace(t, **{slot: _mutated_type(draw, getattr(t, slot))})
+        if slot == "key":
+            return replace(t, key=_mutated_type(draw, t.key))
+        return replace(t, value=_mutated_type(draw, t.value))
     if isinstance(t, EnumType):
         symbols = draw(st.permutations(t.symbols) | st.lists(names, max_size=4, unique=True))
         return EnumType(tuple(symbols), draw(st.none() | st.sampled_from(symbols)) if symbols else None)

@@ -37,7 +37,8 @@ def test_the_demo_command_writes_the_three_tables_and_the_plan_inputs(spark: Any
 def scan_json(lake: Path) -> dict[str, Any]:
     done = run("scan", str(lake / "orders"), "--format", "json")
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)  # stdout is the JSON document and nothing else
+    doc: dict[str, Any] = json.loads(done.stdout)  # stdout is the JSON document and nothing else
+    return doc
 
 
 # ---------------------------------------------------------------------------------------------

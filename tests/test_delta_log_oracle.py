@@ -553,8 +553,9 @@ def test_a_multipart_checkpoint_with_a_part_missing_is_refused(
 
     def files_only(part: Path) -> bool:  # what is left still has the table's metadata
         actions = pq.read_table(part, columns=["add", "metaData", "protocol"])
-        return (actions["add"].null_count < len(actions) and actions["metaData"].null_count == len(actions)
-                and actions["protocol"].null_count == len(actions))
+        rows = len(actions)
+        return bool(actions["add"].null_count < rows and actions["metaData"].null_count == rows
+                    and actions["protocol"].null_count == rows)
 
     lost = next(p for p in parts if files_only(p))
     lost.unlink()

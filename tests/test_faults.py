@@ -26,7 +26,7 @@ from schemaguard.lake.scan import scan
 from schemaguard.lake.table import read
 
 
-class _Kms(pe.KmsClient):  # an in-memory KMS: the key is only base64-wrapped
+class _Kms(pe.KmsClient):  # type: ignore[misc]  # an in-memory KMS: the key is only base64-wrapped
     def wrap_key(self, key_bytes: bytes, master_key_identifier: str) -> bytes:
         return base64.b64encode(key_bytes)
 
@@ -178,7 +178,8 @@ def test_a_name_that_is_not_utf8_is_listed_escaped_and_one_finding(tmp_path: Pat
     good_lake(tmp_path, 2)
     odd = os.path.join(os.fsencode(tmp_path), b"dt=2024-01-\xff")
     os.mkdir(odd)
-    shutil.copy(tmp_path / "dt=2024-01-01" / "p0000.parquet", os.path.join(odd, b"p\xfe.parquet"))
+    source = os.fsencode(tmp_path / "dt=2024-01-01" / "p0000.parquet")
+    shutil.copy(source, os.path.join(odd, b"p\xfe.parquet"))
     table = read(str(tmp_path))
     assert table.scan.unreadable == ()
     assert sorted(f.rel for f in table.scan.footers)[-1] == "dt=2024-01-\\xff/p\\xfe.parquet"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -96,7 +97,7 @@ def test_a_schema_that_is_not_iceberg_is_one_clear_error() -> None:
 
 
 def test_name_mapping_paths_aliases_and_slots() -> None:
-    doc = [
+    doc: list[dict[str, Any]] = [
         {"field-id": 1, "names": ["id", "record_id"]},
         {"field-id": 2, "names": ["xs"], "fields": [
             {"field-id": 3, "names": ["element"], "fields": [{"field-id": 4, "names": ["b"]}]}]},

@@ -157,7 +157,7 @@ def test_every_primitive_spelling_reads_and_writes_back(spelling: str) -> None:
 )
 def test_parameterised_primitives(spelling: str, expected: DataType, canonical: str) -> None:
     assert parse_primitive(spelling) == expected
-    assert type_name(expected) == canonical  # type: ignore[arg-type]
+    assert type_name(expected) == canonical
 
 
 def test_absent_default_differs_from_null_default() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -82,7 +83,7 @@ def test_every_result_shows_its_own_view_in_a_notebook(executed: object) -> None
     assert '{&quot;' not in "".join(shown)
 
 
-def _page(notebook: object, path: Path) -> Path:
+def _page(notebook: Any, path: Path) -> Path:
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(notebook)

@@ -68,7 +68,8 @@ def parse(schema: Schema) -> avro.schema.Schema:
 
 def oracle(writer: Schema, reader: Schema) -> tuple[bool, list[str]]:
     """avro-python's verdict on R reads W, and its messages (kinds, messages, locations)."""
-    result = ReaderWriterCompatibilityChecker().get_compatibility(parse(reader), parse(writer))
+    checker = ReaderWriterCompatibilityChecker()  # type: ignore[no-untyped-call]
+    result = checker.get_compatibility(parse(reader), parse(writer))
     ok = result.compatibility is SchemaCompatibilityType.compatible
     if ok:
         return True, []
@@ -326,7 +327,7 @@ def mutate_fields(draw: st.DrawFn, fs: tuple[Field, ...], pool: tuple[str, ...],
     elif op == "drop" and len(out) > 1:
         out.pop(i)
     elif op == "rename" and free:
-        aliases = (f.name,) if draw(st.booleans()) else ()
+        aliases: tuple[str, ...] = (f.name,) if draw(st.booleans()) else ()
         out[i] = Field(draw(st.sampled_from(free)), f.type, f.nullable, None, f.default_json, aliases)
     elif op == "nullability":
         default = None if f.default_json is None else default_for(f.type, not f.nullable)

@@ -73,8 +73,9 @@ def _log_schema(table: Path) -> dict[str, Any]:
 
 def _ids(case: str, schema: dict[str, Any]) -> list[int | None]:
     real = [int(f["metadata"]["delta.columnMapping.id"]) for f in schema["fields"]]
-    return {"none": [None, None], "wrong": [i + 100 for i in real], "partial": [real[0], None],
-            "right": real}[case]
+    ids: dict[str, list[int | None]] = {"none": [None, None], "wrong": [i + 100 for i in real],
+                                        "partial": [real[0], None], "right": [*real]}
+    return ids[case]
 
 
 def _add_file(table: Path, case: str) -> Path:

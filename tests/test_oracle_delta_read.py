@@ -123,6 +123,7 @@ def physical(f: dict[str, Any]) -> str:
 def projected(value: Any, w: Any, r: Any, nullable: bool) -> Any:
     """The value a reader of type `r` should get from `value` written as type `w` (None: the
     column is not in the file)."""
+    result: Any
     if w is None or value is None:
         result = None
     elif isinstance(r, dict) and r["type"] == "struct" and isinstance(w, dict) and w["type"] == "struct":
@@ -311,8 +312,10 @@ def rows_of(types: dict[str, str]) -> list[dict[str, Any]]:
 
 def retyped(table: Table, pairs: dict[str, tuple[str, str]]) -> Callable[[Schema], Schema]:
     """The R the refused ALTER COLUMN ... TYPE asked for: each refused column with its new type."""
-    return changed({c: lambda f, t=target: replace(f, type=spark_type(t))
-                    for c, (_, target) in pairs.items() if c in table.refused})
+    def typed(target: str) -> Callable[[Field], Field]:
+        return lambda f: replace(f, type=spark_type(target))
+
+    return changed({c: typed(target) for c, (_, target) in pairs.items() if c in table.refused})
 
 
 def check_columns(table: Table, got: list[dict[str, Any]], r: dict[str, Any], verdict: Verdict,

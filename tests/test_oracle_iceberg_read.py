@@ -343,8 +343,10 @@ def test_every_promotion_from_a_type_agrees_with_pyiceberg(catalog: SqlCatalog, 
                              for i, c in enumerate(targets.values())))
     rows = [dict.fromkeys(targets.values(), v) for v in [*EDGES[source], None]]
     table, written = write(catalog, schema, rows)
-    refused = {c: evolve(table, [lambda u, c=c, t=t: u.update_column(c, TYPES[t])])
-               for t, c in targets.items()}
+    def widen(column: str, target: str) -> Callable[[Any], None]:
+        return lambda u: u.update_column(column, TYPES[target])
+
+    refused = {c: evolve(table, [widen(c, t)]) for t, c in targets.items()}
     verdict = ours(table)
     current = table.schema()
     found = []

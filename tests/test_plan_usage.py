@@ -455,7 +455,7 @@ LINES = [json.dumps({"user": u, "query": f"SELECT {c} FROM shipments"}).encode()
 
 def lz4_block(data: bytes) -> bytes:
     """A block as lz4-java's LZ4BlockOutputStream frames it (its checksum 0: not read)."""
-    packed = pa.compress(data, codec="lz4_raw", asbytes=True)
+    packed: bytes = pa.compress(data, codec="lz4_raw", asbytes=True)
     return b"LZ4Block" + struct.pack("<Biii", 0x20 | 6, len(packed), len(data), 0) + packed
 
 

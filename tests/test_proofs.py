@@ -290,7 +290,7 @@ def test_delta_log_statistics_decide_where_the_footer_has_none(spark: Any, tmp_p
     reads no data, and agrees with what delta-spark reads."""
     path = tmp_path / "d"
     (path / "_delta_log").mkdir(parents=True)
-    files = {"a.parquet": [1, 2, None], "b.parquet": [4, 5, 6]}
+    files: dict[str, list[int | None]] = {"a.parquet": [1, 2, None], "b.parquet": [4, 5, 6]}
     schema = {"type": "struct", "fields": [{"name": "v", "type": "long", "nullable": True, "metadata": {}}]}
     actions: list[dict[str, Any]] = [
         {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},

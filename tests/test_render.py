@@ -226,22 +226,22 @@ def test_junit_counts_match_the_run(run: AuditRun) -> None:
         assert {k: int(suite.get(k, "-1")) for k in counted} == counted, suite.get("name")
         assert suite.get("errors") == "0"
     orders = suites[0]
-    cases = {c.get("name"): c for c in orders.iter("testcase")}
-    assert len(cases) == len(run.tables[0].findings) + 1  # names are unique, plus the table's audit case
+    by_name = {c.get("name"): c for c in orders.iter("testcase")}
+    assert len(by_name) == len(run.tables[0].findings) + 1  # names are unique, plus the table's audit case
     failing = [c for c in root.iter("testcase") if c.get("name") != "audit" and c.find("failure") is not None]
     assert len(failing) == len(run.failing)
-    merge = cases["orders:SPARK_MERGE_CONFLICT:quantity"]
+    merge = by_name["orders:SPARK_MERGE_CONFLICT:quantity"]
     failure = merge.find("failure")
     assert failure is not None and failure.get("type") == "SPARK_MERGE_CONFLICT"
     assert "mergeSchema" in (failure.get("message") or "")
     assert merge.get("classname") == "orders"
-    skipped = cases[ACTIVE].find("skipped")
+    skipped = by_name[ACTIVE].find("skipped")
     assert skipped is not None
     assert (skipped.get("message") or "").startswith("waived by platform until 2099-12-31")
-    out = cases["orders:LOGICAL_TYPE_DRIFT:quantity"]
+    out = by_name["orders:LOGICAL_TYPE_DRIFT:quantity"]
     assert out.find("failure") is None and out.find("skipped") is None
     assert "WARNING LOGICAL_TYPE_DRIFT" in (out.findtext("system-out") or "")
-    assert cases["audit"].find("failure") is not None
+    assert by_name["audit"].find("failure") is not None
 
 
 def test_junit_audit_case_passes_on_a_clean_table(run: AuditRun) -> None:
@@ -456,10 +456,10 @@ def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -
 
 
 def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: AuditRun) -> None:
-    proofs = (ProofResult(Proof("not-null", "channel"), "refuted", "statistics", count=7,
+    proofs = (ProofResult(Proof("not-null", "channel"), "refuted", "footer", count=7,
                           partitions=("dt=2024-01-02", "dt=2024-01-05"), partition_count=2,
                           days=(date(2024, 1, 2), date(2024, 1, 5))),
-              ProofResult(Proof("fits", "quantity", "int32"), "proven", "statistics"),
+              ProofResult(Proof("fits", "quantity", "int32"), "proven", "footer"),
               ProofResult(Proof("unit-drift", "amount"), "unknown", "none", why="largest step `5.0x`"))
     page = html_report.to_html(replace(run, tables=(replace(run.tables[0], proofs=proofs),)))
     section = page[page.index("<h3>Proofs</h3>"):page.index("<h3>Findings</h3>")]
@@ -781,7 +781,7 @@ def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: Aud
         selectors = [x.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", sheet) for x in rule.split(",")]
         assert selectors and all(x.startswith(".sg-report") for x in selectors), selectors
         need_chromium()
-        styles = []
+        styles: list[str] = []
         for inserted in ("", cell):
             page = tmp_path / f"host{i}-{len(styles)}.html"
             page.write_text(HOST_PAGE.format(cell=inserted), encoding="utf-8")
