@@ -62,8 +62,11 @@ def java_check(spark: Any, writer_avsc: Any, reader_avsc: Any) -> JavaVerdict:
     writer, reader = java_parse(spark, writer_avsc), java_parse(spark, reader_avsc)
     try:
         pair = jvm.org.apache.avro.SchemaCompatibility.checkReaderWriterCompatibility(reader, writer)
-    except Py4JJavaError as e:
-        return JavaVerdict(False, ((THREW, "/"),), e.java_exception.getClass().getName())
+    except Py4JJavaError as e:  # Java's "no" by throwing is AvroRuntimeException, nothing else
+        thrown = e.java_exception.getClass().getName()
+        if thrown != "org.apache.avro.AvroRuntimeException":
+            raise
+        return JavaVerdict(False, ((THREW, "/"),), thrown)
     if pair.getType().name() == "COMPATIBLE":
         return JavaVerdict(True, ())
     found = [(inc.getType().name(), str(inc.getLocation()), str(inc.getMessage()))

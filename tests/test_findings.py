@@ -20,6 +20,7 @@ from schemaguard.demo import build_demo_lake
 from schemaguard.lake.discover import crc_size
 from schemaguard.lake.table import read
 from tests.helpers import spark_conf
+from tests.oracles import conditions
 
 SPARK_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
@@ -106,7 +107,8 @@ def test_merge_conflict_finding_agrees_with_spark(spark: Any, tmp_path: Path) ->
         write(tmp_path / name / "part-1.parquet", pa.table({"c": pa.array([2], second), "d": [1]}))
         try:
             spark_ok = bool(spark.read.option("mergeSchema", "true").parquet(str(tmp_path / name)).schema)
-        except Exception:
+        except Exception as e:  # Spark's "no" is its merge error, nothing else
+            assert "CANNOT_MERGE_SCHEMAS" in conditions(e), e
             spark_ok = False
         ours = [f for f in findings_of(tmp_path / name) if f.code == "SPARK_MERGE_CONFLICT"]
         assert spark_ok == (not ours), name
