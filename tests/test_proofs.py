@@ -125,14 +125,30 @@ def test_a_partition_that_missed_the_backfill(tmp_path: Path) -> None:
     assert one.verdict == "proven"
 
 
+def test_backfilled_from_its_source_by_statistics_alone(tmp_path: Path) -> None:
+    """Null counts prove a file whose new column has no null, or whose old one has no value; a
+    null in the new column beside values in the old one is for the data to pair."""
+    write(tmp_path / "t" / "a.parquet", pa.table({"customer": ["a", "b"], "customer_id": ["a", "b"]}))
+    write(tmp_path / "t" / "b.parquet", pa.table({"customer": pa.array([None, None], pa.string()),
+                                                   "customer_id": pa.array([None, None], pa.string())}))
+    [proven] = prove(tmp_path / "t", Proof("backfilled", "customer_id", source="customer"), footer_only=True)
+    assert (proven.verdict, proven.decided_by) == ("proven", "footer")
+    write(tmp_path / "t" / "c.parquet", pa.table({"customer": ["c", "d"], "customer_id": ["c", None]}))
+    [open_] = prove(tmp_path / "t", Proof("backfilled", "customer_id", source="customer"), footer_only=True)
+    assert open_.verdict == "unknown" and open_.files_unknown == ("c.parquet",)
+
+
 @pytest.mark.parametrize(("values", "target", "verdict"), [
     ([-(2**31), 2**31 - 1], "int32", "proven"),
     ([0, 2**31], "int32", "refuted"),
     ([-(2**31) - 1, 0], "int32", "refuted"),
     ([-(2**63), 2**63 - 1], "int64", "proven"),
     ([0, 2**53 + 1], "int64", "proven"),
+    ([None, 2**31, None], "int32", "refuted"),  # nulls beside a value: the value is still checked
+    ([None, None], "int32", "proven"),  # nulls only: nothing to fit
 ])
-def test_fits_is_exact_at_integer_edges(tmp_path: Path, values: list[int], target: str, verdict: str) -> None:
+def test_fits_is_exact_at_integer_edges(tmp_path: Path, values: list[int | None], target: str,
+                                        verdict: str) -> None:
     write(tmp_path / "t" / "a.parquet", pa.table({"n": pa.array(values, pa.int64())}))
     [r] = prove(tmp_path / "t", Proof("fits", "n", target=target))
     assert (r.verdict, r.decided_by) == (verdict, "footer")

@@ -1,0 +1,42 @@
+"""What `migrate status` and a resumed step make of the `migrations` records, without Spark: a
+step killed after its `started` record keeps the version from before its first statement when a
+rerun finishes it, and an applied rollback clears the steps before it."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from schemaguard.migrate import step_states
+
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def record(step: str, status: str, before: int | None, after: int | None, minute: int) -> dict[str, Any]:
+    return {"step": step, "status": status, "version_before": before, "version_after": after,
+            "started_at": T0 + timedelta(minutes=minute), "checks_json": json.dumps(
+                [{"kind": "not-null", "subject": "c", "verdict": "proven", "evidence": ""}])}
+
+
+def test_a_resumed_step_keeps_the_version_before_its_first_statement() -> None:
+    rows = [record("expand", "started", 3, None, 0),  # killed after its first commit (version 4)
+            record("expand", "applied", 4, 5, 9)]  # the rerun finds version 4 and finishes
+    state = step_states(rows)["expand"]
+    assert (state.status, state.version_before, state.version_after) == ("applied", 3, 5)
+    assert state.started_at == T0  # when the step really began
+    assert state.checks == (("not-null", "c", "proven", ""),)
+
+
+def test_a_step_run_again_from_scratch_is_its_own_record() -> None:
+    rows = [record("backfill", "applied", 5, 6, 0), record("backfill", "started", 6, None, 5)]
+    state = step_states(rows)["backfill"]
+    assert (state.status, state.version_before, state.version_after) == ("started", 6, None)
+
+
+def test_an_applied_rollback_clears_the_steps_before_it() -> None:
+    rows = [record("expand", "applied", 1, 2, 0), record("rollback", "started", 2, None, 1),
+            record("rollback", "applied", 2, 3, 2), record("dual-write", "applied", 3, 3, 3)]
+    assert set(step_states(rows)) == {"dual-write"}
+    killed = rows[:2]  # a rollback killed before it finished clears nothing
+    assert set(step_states(killed)) == {"expand", "rollback"}
