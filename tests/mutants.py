@@ -32,6 +32,10 @@ PROOFS = ("tests/test_proofs.py",)
 CHECKS = ("tests/test_audit.py",)
 MIGRATE = ("tests/test_migrate_records.py",)
 REPORT = ("tests/test_render.py",)
+USAGE = ("tests/test_plan_usage.py", "tests/test_plan.py")
+EVIDENCE = ("tests/test_plan_evidence.py", "tests/test_plan.py", "tests/test_plan_usage.py",
+            "tests/test_plan_consumers.py")
+NAMES = ("tests/test_model.py", "tests/test_plan_sql.py", "tests/test_plan_ddl.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +174,29 @@ MUTANTS = (
            'if r["step"] == ROLLBACK and r["status"] == APPLIED:', 'if r["step"] == ROLLBACK:', MIGRATE),
     Mutant("SARIF writes an info finding as a warning", "src/schemaguard/report/sarif.py",
            '"info": "note"}', '"info": "warning"}', REPORT),
+    Mutant("a logged query without a time left out of the window", "src/schemaguard/plan/usage.py",
+           "return when is None or not ((since and when < since) or (until and when > until))",
+           "return when is not None and not ((since and when < since) or (until and when > until))", USAGE),
+    Mutant("a column's last read is its first", "src/schemaguard/plan/usage.py",
+           "if q.timestamp and (self.last is None or q.timestamp > self.last):",
+           "if q.timestamp and self.last is None:", USAGE),
+    Mutant("a table named without its database is another table", "src/schemaguard/plan/usage.py",
+           "return bool(named) and (named[-len(parts):] == parts or parts[-len(named):] == named)",
+           "return bool(named) and named == parts", USAGE),
+    Mutant("queries that could not be resolved count as no read", "src/schemaguard/plan/evidence.py",
+           "    if usage.unresolved:\n", "    if False:\n", EVIDENCE),
+    Mutant("a read of the column spelt in another case is no read", "src/schemaguard/plan/evidence.py",
+           "seen = {c.lower(): u for c, u in usage.columns.items()}.get(top.lower())",
+           "seen = usage.columns.get(top)", EVIDENCE),
+    Mutant("consumer SQL that could not be parsed counts as none found", "src/schemaguard/plan/evidence.py",
+           "    if unparsed:\n", "    if False:\n", EVIDENCE),
+    Mutant("a file without the defaulted column reads no default", "src/schemaguard/plan/evidence.py",
+           "lacking = [f for f in table.scan.footers if find(f.footer) is None]",
+           "lacking = [f for f in table.scan.footers if find(f.footer) is None and f.rows == 0]", EVIDENCE),
+    Mutant("a backtick inside an identifier left single", "src/schemaguard/formats/spark_ddl.py",
+           'return "`" + name.replace("`", "``") + "`"', 'return "`" + name + "`"', NAMES),
+    Mutant("a path segment with a dot written bare", "src/schemaguard/model.py",
+           "_PLAIN.fullmatch(name) else", "_PLAIN.fullmatch(name.replace('.', '')) else", NAMES),
 )
 
 

@@ -423,3 +423,13 @@ def test_a_transform_changes_only_what_its_methods_change() -> None:
     assert transform(schema(IntType(32)), _Widen()) == schema(IntType(64))
     assert transform(ListType(IntType(32)), _Widen()) == ListType(IntType(64))
     assert transform(ORDERS, SchemaTransform()) == ORDERS
+
+
+def test_names_holding_dots_or_backticks_are_quoted_whole() -> None:
+    from schemaguard.formats.spark_ddl import column_ref, quoted
+    from schemaguard.model import join, parts, segment
+
+    assert segment("a.b") == "`a.b`" and segment("plain") == "plain"
+    assert parts(join("s", "a.b")) == ("s", "a.b")  # a field `a.b` of a struct `s`, not s.a.b
+    assert quoted("we`ird") == "`we``ird`"  # a backtick doubled, as Spark SQL spells it
+    assert column_ref(join("", "we`ird")) == "`we``ird`"
