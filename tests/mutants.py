@@ -1,7 +1,9 @@
-"""Planted faults: each a one-line change to a rule table or converter that a real bug could make.
-`make mutants` applies them one at a time to a copy of the project, runs the tests that guard
-that code (no JVM: the rule tables' own tests and the oracle-backed ones that run without one),
-and prints `caught N/M` last; it fails unless every fault is caught.
+"""Planted faults: each a one-line change a real bug could make, in every stage (formats, lake,
+rules, checks, proofs, plan, migrate, report). `make mutants` applies them one at a time to a
+copy of the project, runs the tests that guard that code (no JVM: the rule tables' own tests and
+the oracle-backed ones that run without one), and prints `caught N/M` last; a fault is caught
+only when a test fails (pytest exits 1) within the time limit, and it fails unless every fault
+is caught.
 
     python -m tests.mutants            # all of them
     python -m tests.mutants 3 7        # some, by number
@@ -195,6 +197,20 @@ MUTANTS = (
            "lacking = [f for f in table.scan.footers if find(f.footer) is None and f.rows == 0]", EVIDENCE),
     Mutant("a backtick inside an identifier left single", "src/schemaguard/formats/spark_ddl.py",
            'return "`" + name.replace("`", "``") + "`"', 'return "`" + name + "`"', NAMES),
+    Mutant("a waiver lapses on its last day", "src/schemaguard/checks/finding.py",
+           "return today <= self.expires", "return today < self.expires", CHECKS),
+    Mutant("a footer's MILLIS timestamps read as micros", "src/schemaguard/formats/parquet.py",
+           '{1: ("MILLIS", "ms"), 2: ("MICROS", "us"),', '{1: ("MILLIS", "us"), 2: ("MICROS", "us"),',
+           FOOTERS),
+    Mutant("unit drift needs a step past its threshold twice over", "src/schemaguard/proofs/run.py",
+           "if step is None or step.ratio < THRESHOLD:", "if step is None or step.ratio < 2 * THRESHOLD:",
+           PROOFS),
+    Mutant("a hidden `.name.parquet` file listed as data", "src/schemaguard/lake/discover.py",
+           'if name.startswith("."):', 'if name.startswith(".") and not name.endswith(".parquet"):', LAKE),
+    Mutant("a step's record keeps no entry checks", "src/schemaguard/migrate.py",
+           'for c in json.loads(r.get("checks_json") or "[]"))', 'for c in json.loads("[]"))', MIGRATE),
+    Mutant("JUnit leaves a waived finding's skip uncounted", "src/schemaguard/report/junit.py",
+           "            skipped += 1\n", "", REPORT),
     Mutant("a path segment with a dot written bare", "src/schemaguard/model.py",
            "_PLAIN.fullmatch(name) else", "_PLAIN.fullmatch(name.replace('.', '')) else", NAMES),
 )

@@ -66,6 +66,7 @@ def table_with_junk(tmp_path: Path) -> Path:
     (t / "_delta_log").mkdir()
     (t / "_delta_log" / "00000000000000000000.json").write_text("{}\n")
     write(t / ".hidden")
+    write(t / ".part-00003.parquet")  # a writer's hidden temporary, Parquet all the same
     write(t / ".hidden-dir" / "part-00000.parquet")
     (t / ".part-00000.parquet.crc").write_bytes(b"crc\x00\x00\x00\x02\x00" + b"\x00" * 8)
     write(t / "_metadata")
@@ -88,6 +89,8 @@ def test_only_data_files_are_listed(table_with_junk: Path) -> None:
         ("_temporary/", "'_'"),
         ("_delta_log/", "Delta"),
         (".hidden", "hidden"),
+        (".part-00003.parquet", "hidden"),
+        (".part-00000.parquet.crc", "checksum"),
         (".hidden-dir/", "hidden"),
         ("_metadata", "summary"),
         ("_common_metadata", "summary"),
