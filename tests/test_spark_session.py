@@ -79,7 +79,7 @@ def test_spark_submit_master_is_not_overridden(tmp_path: Path) -> None:
     assert catalog == "in-memory"  # and no embedded Hive metastore forced on the cluster
 
 
-def test_the_embedded_session_loads_its_classes_from_the_archive_setup_wrote(spark: Any) -> None:
+def test_the_embedded_session_starts_its_jvm_with_the_archive_setup_wrote(spark: Any) -> None:
     archive = class_archive()
     assert archive.is_file(), "make setup writes the class archive"
     jvm = spark.sparkContext._jvm
