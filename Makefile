@@ -22,7 +22,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # below 3, which the project's environment is past); the tests start it on loopback.
 MOTO          := .venv-moto/bin/moto_server
 
-.PHONY: setup run test test-fast mutants oracle-tables oracle lint bench soak clean
+.PHONY: setup run test test-fast sanitize mutants oracle-tables oracle lint bench soak clean
 
 setup: $(STAMP) $(DELTA_JARS) $(CLASS_ARCHIVE)
 
@@ -84,10 +84,37 @@ $(MOTO):
 	$(PYTHON) -m venv .venv-moto
 	.venv-moto/bin/python -m pip install --quiet "moto[server]==5.2.5"
 
+# The footer decoder's tests (JVM-free), which `make test` runs a second time on the Python decoder
+# (formats/thrift.py; the switch SCHEMAGUARD_PYTHON_DECODER=1 runs any test that way) and
+# `make sanitize` on the C one under AddressSanitizer and UBSan.
+FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parquet_footer.py \
+                tests/test_footer_files.py
+
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
+	SCHEMAGUARD_PYTHON_DECODER=1 $(VENV)/bin/pytest -m "not spark" $(FOOTER_TESTS)
+
+# formats/_thrift.c built with -fsanitize=address,undefined into a copy of the package under
+# .sanitize/ (the installed build is left alone), then the footer tests and the fuzz test on it:
+# any out-of-bounds read, overflow or undefined behaviour aborts the run with the sanitizer's report
+# (--capture=sys leaves stderr's descriptor to it). LD_PRELOAD puts ASan's runtime first, as an
+# uninstrumented python needs; PYTHONMALLOC=malloc gives every bytes object its own redzones
+# (pymalloc's arenas would hide a read past one); leak checks are off (the interpreter's own).
+# Reads inside libpython (PyFloat_Unpack8, PyBytes_FromStringAndSize) are not instrumented.
+SAN_DIR  := .sanitize
+SAN_EXT   = $(SAN_DIR)/schemaguard/formats/_thrift$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+sanitize: setup
+	rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR) && cp -r src/schemaguard $(SAN_DIR)/
+	rm -f $(SAN_DIR)/schemaguard/formats/_thrift*.so
+	gcc -shared -fPIC -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -Wall -Wextra -Wno-unused-parameter -I$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') \
+	  src/schemaguard/formats/_thrift.c -o $(SAN_EXT)
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) SCHEMAGUARD_SANITIZED=$(CURDIR)/$(SAN_EXT) \
+	  $(VENV)/bin/pytest -m "not spark" -p no:xdist --capture=sys $(FOOTER_TESTS)
 
 # The tests that start no JVM, in well under a minute: neither `spark` nor `slow` tests. JAVA_HOME is
 # unset and tests/no-jvm comes first on PATH, so pyspark's spark-class (and py4j, and spark-submit)
@@ -121,4 +148,4 @@ soak: setup
 	$(PY) bench/soak.py
 
 clean:
-	rm -rf $(VENV) .venv-moto $(JARS_DIR) .demo .bench .warehouse .schemaguard
+	rm -rf $(VENV) .venv-moto $(JARS_DIR) .demo .bench .warehouse .schemaguard .sanitize

@@ -4,6 +4,7 @@ bool is not an int and every float is exact) or both refuse the bytes with Thrif
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -61,9 +62,13 @@ def footer_schema(data: bytes) -> bytes:
         return b"\x19\x0c\x00"
 
 
-def test_the_compiled_decoder_was_built() -> None:
+def test_the_compiled_decoder_was_built_and_is_used_unless_switched_off() -> None:
     # `make test` runs where `pip install` compiled it; the fallback is for machines without a compiler.
-    assert thrift.COMPILED, "formats/_thrift.c was not built: is a C compiler installed?"
+    # `make test-python-decoder` sets the switch: then every footer goes through the Python decoder.
+    assert thrift._thrift is not None, "formats/_thrift.c was not built: is a C compiler installed?"
+    assert thrift.COMPILED is not bool(os.environ.get(thrift.PYTHON_DECODER_SWITCH))
+    # `make sanitize` names the build it made: these tests must be running on it.
+    assert thrift._thrift.__file__ == os.environ.get("SCHEMAGUARD_SANITIZED", thrift._thrift.__file__)
 
 
 @pytest.mark.parametrize("index", range(len(SAMPLES)))

@@ -16,12 +16,14 @@ longer than the bytes left, an unknown type id, a varint beyond 64 bits, a long 
 i16, nesting beyond Python's recursion limit.
 
 `formats/_thrift.c` is this decoder compiled (built by `pip install`, optional): the same values
-and the same errors, about ten times faster. Where it was not built, this module decodes alone;
+and the same errors, about ten times faster. Where it was not built, or `SCHEMAGUARD_PYTHON_DECODER`
+is set (the switch that runs the whole test suite on this decoder), this module decodes alone;
 `COMPILED` says which, and tests run both on the same footers.
 """
 
 from __future__ import annotations
 
+import os
 from struct import Struct
 from typing import Any
 
@@ -40,7 +42,10 @@ except ImportError:  # not built (no C compiler at install): the Python decoder 
     _thrift = None
 else:
     _thrift.use_error(ThriftError)
-COMPILED: bool = _thrift is not None
+PYTHON_DECODER_SWITCH = "SCHEMAGUARD_PYTHON_DECODER"
+# Which decoder reads footers by default; the compiled one stays importable for the tests that
+# compare the two even when the switch is on.
+COMPILED: bool = _thrift is not None and not os.environ.get(PYTHON_DECODER_SWITCH)
 
 
 def decode_struct(data: bytes, pos: int = 0, *, compiled: bool = COMPILED) -> tuple[dict[int, Any], int]:
