@@ -42,10 +42,12 @@ except ImportError:  # not built (no C compiler at install): the Python decoder 
     _thrift = None
 else:
     _thrift.use_error(ThriftError)
+# Where the compiled decoder was loaded from (None: not built).
+BUILT_FROM: str | None = getattr(_thrift, "__file__", None)
 PYTHON_DECODER_SWITCH = "SCHEMAGUARD_PYTHON_DECODER"
 # Which decoder reads footers by default; the compiled one stays importable for the tests that
 # compare the two even when the switch is on.
-COMPILED: bool = _thrift is not None and not os.environ.get(PYTHON_DECODER_SWITCH)
+COMPILED: bool = BUILT_FROM is not None and not os.environ.get(PYTHON_DECODER_SWITCH)
 
 
 def decode_struct(data: bytes, pos: int = 0, *, compiled: bool = COMPILED) -> tuple[dict[int, Any], int]:
