@@ -15,6 +15,7 @@ still true."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import random
 import tempfile
@@ -38,6 +39,7 @@ from tests.truth_tables import (
     SPARK_TYPES,
     as_type,
     delta_merge_groups,
+    failure,
     flag,
     load,
     probe_delta_merge,
@@ -139,6 +141,26 @@ def test_the_stored_tables_cover_todays_cross_product() -> None:
         assert len(stored) == len(set(stored)), f"{table}: a case stored twice"
         assert set(stored) == set(wanted), (f"{table}: missing {sorted(set(wanted) - set(stored))[:5]}, "
                                             f"no longer drawn {sorted(set(stored) - set(wanted))[:5]}")
+
+
+def test_only_the_engines_errors_and_pysparks_range_errors_are_recorded() -> None:
+    """A value Spark read that PySpark cannot hold (DateType's `fromInternal` out of range) is a
+    changed read; any other Python exception is a bug of the probe and stops the generation."""
+    from pyspark.sql.types import DateType
+
+    try:
+        DateType().fromInternal(10**9)  # a day number 2.7 million years away
+    except ValueError as e:
+        assert failure(e)[0] == "changed"
+    else:
+        raise AssertionError("DateType.fromInternal held a date past year 9999")
+    with pytest.raises(KeyError):
+        failure(KeyError("c"))  # e.g. the probe looked up a column that is not there
+    try:
+        datetime.date.fromordinal(0)  # the same error class, raised outside PySpark's conversion
+    except ValueError as e:
+        with pytest.raises(ValueError):
+            failure(e)
 
 
 def _applies(p: Promotion, w: DataType, r: DataType, view: Callable[[DataType], Any],

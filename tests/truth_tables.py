@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -173,15 +174,26 @@ def outcome_of(expected: list[Any], got: list[Any]) -> tuple[str, str]:
 
 
 def failure(e: BaseException) -> tuple[str, str]:
-    """The engine's error conditions (cause chain, '|'-joined). An error raised in Python, not in
-    the JVM, came after Spark read the value: PySpark cannot hold what Spark made of it (an int
-    read as a date 5.8 million years away), so the read succeeded with another value."""
+    """The engine's error conditions (cause chain, '|'-joined). One error raised in Python counts
+    too: a `ValueError` or `OverflowError` out of PySpark's own `fromInternal` came after Spark read
+    the value, when PySpark could not hold what Spark made of it (an int read as a date 5.8 million
+    years away), so the read succeeded with another value. Any other exception is a bug of the
+    probe, not the engine's answer: it is raised, and stops the generation."""
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
-    if not isinstance(e, PySparkException | Py4JError):
+    if isinstance(e, PySparkException | Py4JError):
+        return ("|".join(dict.fromkeys(conditions(e))) or type(e).__name__), ""
+    if isinstance(e, ValueError | OverflowError) and raised_by_pyspark_conversion(e):
         return "changed", f"read, but Python cannot hold the value: {e}"
-    return ("|".join(dict.fromkeys(conditions(e))) or type(e).__name__), ""
+    raise e
+
+
+def raised_by_pyspark_conversion(e: BaseException) -> bool:
+    """Whether the innermost Python frame of `e` is a `fromInternal` of `pyspark/sql/types.py`."""
+    frames = traceback.extract_tb(e.__traceback__)
+    return bool(frames) and frames[-1].name == "fromInternal" and \
+        Path(frames[-1].filename).parts[-3:] == ("pyspark", "sql", "types.py")
 
 
 def probe_read(spark: Any, folder: Path, leaf: Leaf, writer_nullable: bool, reader: DataType,
