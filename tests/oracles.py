@@ -522,9 +522,7 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
         # changes pyiceberg evolves though the spec forbids them (the test's DEPARTURES), read
         "pyiceberg: ArrowInvalid: Decimal value does not fit in precision",
         "pyiceberg: ArrowInvalid: Rescaling Decimal value would cause data loss",
-        "pyiceberg: ArrowInvalid: Invalid UTF8 payload",
-        # a column forced to a timestamp from another type: pyiceberg 0.12 crashes on the time zone
-        "pyiceberg: AttributeError: 'pyarrow.lib.*' object has no attribute 'tz'"}),
+        "pyiceberg: ArrowInvalid: Invalid UTF8 payload"}),
     "iceberg.tighten": frozenset({
         "pyiceberg: ValueError: Cannot change column nullability",
         "pyiceberg: ArrowInvalid: Can't view array of type * nulls in input cannot be viewed as "
