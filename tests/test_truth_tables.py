@@ -30,6 +30,7 @@ from schemaguard.formats.notation import type_name
 from schemaguard.model import DataType, Field, Schema
 from schemaguard.rules.profiles import can_read, merge_schemas
 from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, Promotion
+from schemaguard.spark import kept_conf
 from tests.oracles import RELABELS, predicted
 from tests.truth_tables import (
     DELTA_MERGE_HEADER,
@@ -37,6 +38,7 @@ from tests.truth_tables import (
     READ_HEADER,
     SPARK_MERGE_HEADER,
     SPARK_TYPES,
+    VECTORIZED,
     as_type,
     delta_merge_groups,
     failure,
@@ -65,10 +67,10 @@ def _check(rows: Iterable[dict[str, str]], disagreement: Callable[[dict[str, str
     assert not found, f"{len(found)} rows disagree:\n" + "\n".join(found[:SHOWN])
 
 
-def read_disagreement(row: dict[str, str]) -> str:
+def read_disagreement(row: dict[str, str], options: Options | None = None) -> str:
     writer = one(LEAF[row["writer"]].type, row["writer_nullable"] == "true")
     reader = one(as_type(row["reader"]), row["reader_nullable"] == "true")
-    problems = can_read(writer, reader, "spark-read")
+    problems = can_read(writer, reader, "spark-read", options)
     ours = errors(problems)
     loud, quiet = [p for p in ours if not p.quiet], [p for p in ours if p.quiet]
     if bool(loud) != refused(row["outcome"]):
@@ -111,6 +113,11 @@ def delta_merge_disagreement(row: dict[str, str]) -> str:
 
 def test_spark_read_table() -> None:
     _check(load("spark_read.csv"), read_disagreement)
+
+
+def test_spark_read_rows_table() -> None:
+    row_reader = Options(vectorized_reader=False)
+    _check(load("spark_read_rows.csv"), lambda row: read_disagreement(row, row_reader))
 
 
 def test_spark_merge_table() -> None:
@@ -186,16 +193,18 @@ def test_every_delta_widening_meets_the_engine(promotion: Promotion) -> None:
 # ---------------------------------------------------------------------------------------------
 # The stored tables are still what the engines do
 
-SAMPLE = {"spark_read.csv": 40, "spark_merge.csv": 30, "delta_merge.csv": 12}
+SAMPLE = {"spark_read.csv": 40, "spark_read_rows.csv": 20, "spark_merge.csv": 30, "delta_merge.csv": 12}
 
 
 def rederive(spark: Any, folder: Path, table: str, row: dict[str, str]) -> tuple[str, str]:
     def b(key: str) -> bool:
         return row[key] == "true"
 
-    if table == "spark_read.csv":
-        return probe_read(spark, folder, LEAF[row["writer"]], b("writer_nullable"), as_type(row["reader"]),
-                          b("reader_nullable"))
+    if table in ("spark_read.csv", "spark_read_rows.csv"):
+        with kept_conf(spark):
+            spark.conf.set(VECTORIZED, str(table == "spark_read.csv").lower())
+            return probe_read(spark, folder, LEAF[row["writer"]], b("writer_nullable"),
+                              as_type(row["reader"]), b("reader_nullable"))
     if table == "spark_merge.csv":
         return probe_spark_merge(spark, folder, LEAF[row["left"]], LEAF[row["right"]], b("nullable"))
     return probe_delta_merge(spark, folder, as_type(row["table"]), as_type(row["data"]), b("nullable"),

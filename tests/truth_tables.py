@@ -7,6 +7,8 @@ each nullability, three tables record what the engines do:
 - `spark_read.csv`: Spark's vectorized reader reading a file of the writer's leaf with a declared
   reader type: `ok` (every edge value comes through exactly), `changed` (read, with another value)
   or the error conditions it failed with;
+- `spark_read_rows.csv`: the same reads with the vectorized reader off
+  (`spark.sql.parquet.enableVectorizedReader=false`: parquet-mr's row-by-row converters);
 - `spark_merge.csv`: `mergeSchema` over a file of each leaf (the first sorts first): the merged
   type, or the error conditions;
 - `delta_merge.csv`: a Delta table of one Spark type appended with a DataFrame of another with
@@ -347,10 +349,13 @@ def _write(name: str, header: tuple[str, ...], probe: Callable[[Any], list[tuple
 def generate(spark: Any, which: set[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="truth-") as d:
         folder = Path(d)
-        if "spark_read" in which:
-            _write("spark_read.csv", READ_HEADER, lambda c: [(
-                c[0].key, flag(c[1]), type_name(c[2]), flag(c[3]), *probe_read(spark, folder, *c))],
-                list(read_cases()))
+        for table, vectorized in (("spark_read", "true"), ("spark_read_rows", "false")):
+            if table in which:
+                spark.conf.set(VECTORIZED, vectorized)
+                _write(f"{table}.csv", READ_HEADER, lambda c: [(
+                    c[0].key, flag(c[1]), type_name(c[2]), flag(c[3]), *probe_read(spark, folder, *c))],
+                    list(read_cases()))
+                spark.conf.unset(VECTORIZED)
         if "spark_merge" in which:
             _write("spark_merge.csv", SPARK_MERGE_HEADER, lambda c: [(
                 c[0].key, c[1].key, flag(c[2]), *probe_spark_merge(spark, folder, *c))],
@@ -371,7 +376,8 @@ def session() -> Any:
     return get_spark("schemaguard-truth-tables", {"spark.sql.session.timeZone": "UTC"})
 
 
-TABLES = ("spark_read", "spark_merge", "delta_merge")
+TABLES = ("spark_read", "spark_read_rows", "spark_merge", "delta_merge")
+VECTORIZED = "spark.sql.parquet.enableVectorizedReader"
 
 
 def main(argv: list[str]) -> int:

@@ -156,7 +156,7 @@ def choice(value: str, choices: Sequence[T], option: str) -> T:
 
 def reader_options(identity: str | None = None, type_widening: bool = False, column_mapping: str = "none",
                    iceberg_version: str = "2", uniform: bool = False, case_sensitive: bool = False,
-                   allow_quiet: bool = False) -> Options:
+                   allow_quiet: bool = False, vectorized_reader: bool = True) -> Options:
     from schemaguard.base import Options
 
     return Options(type_widening=type_widening,
@@ -164,7 +164,7 @@ def reader_options(identity: str | None = None, type_widening: bool = False, col
                    iceberg_version=choice(str(iceberg_version), ICEBERG_VERSIONS, "--iceberg-version"),
                    uniform=uniform, case_sensitive=case_sensitive,
                    identity=None if identity is None else choice(identity, IDENTITIES, "--identity"),
-                   allow_quiet=allow_quiet)
+                   allow_quiet=allow_quiet, vectorized_reader=vectorized_reader)
 
 
 def modelled(labelled: Iterable[tuple[str, Schema]], profile: str) -> None:
@@ -278,14 +278,14 @@ def _with_data(table: TableRead) -> TableRead:
 def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: str | None = None,
             type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
             uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
-            spark: Any = None) -> CompareResult:
+            vectorized_reader: bool = True, spark: Any = None) -> CompareResult:
     """Can a reader with schema `reader` read data written with `writer` (every version of it)?"""
     from schemaguard.checks.compare import compare as compare_schemas
     from schemaguard.results import CompareResult
 
     profile = choice(profile, list(PROFILE_NAMES), "--profile")
     options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
-                             case_sensitive, allow_quiet)
+                             case_sensitive, allow_quiet, vectorized_reader)
     writers, notes = schemas([writer], spark=spark, unnamed="writer")
     readers, reader_notes = (writers, []) if reader is writer or reader == writer else schemas(
         [reader], spark=spark, unnamed="reader")
@@ -314,7 +314,7 @@ def merge(*sources: SchemaLike, profile: str, type_widening: bool = False, case_
 def evolve(*versions: SchemaLike, mode: str, profile: str, identity: str | None = None,
            type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
            uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
-           spark: Any = None) -> EvolveResult:
+           vectorized_reader: bool = True, spark: Any = None) -> EvolveResult:
     """May the last version follow the others under `mode`, as a schema registry checks it?"""
     from schemaguard.checks.compare import evolve as evolve_schemas
     from schemaguard.names import Mode
@@ -323,7 +323,7 @@ def evolve(*versions: SchemaLike, mode: str, profile: str, identity: str | None 
     checked = choice(mode, list(Mode), "--mode")
     profile = choice(profile, list(PROFILE_NAMES), "--profile")
     options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
-                             case_sensitive, allow_quiet)
+                             case_sensitive, allow_quiet, vectorized_reader)
     labelled, notes = schemas(versions, at_least=2, what="evolve", spark=spark)
     modelled(labelled, profile)
     return EvolveResult(evolve_schemas(labelled, checked, profile, options, tuple(notes)))

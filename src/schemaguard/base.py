@@ -100,6 +100,9 @@ class Options:
     case_sensitive: bool = False
     identity: Identity | None = None  # None: the profile's own default
     allow_quiet: bool = False  # quiet breaks are warnings, not errors (--allow-quiet)
+    # spark.sql.parquet.enableVectorizedReader: false reads through parquet-mr's row converters,
+    # which widen less (tests/truth/spark_read_rows.csv)
+    vectorized_reader: bool = True
 
 
 def errors(problems: list[Problem]) -> list[Problem]:

@@ -84,6 +84,8 @@ CatalogUriOption = Annotated[str | None, typer.Option(
 SparkCatalogOption = Annotated[bool, typer.Option(
     "--spark-catalog", help="the table is db.table of the Spark session's catalog: read at its location")]
 CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
+RowReaderOption = Annotated[bool, typer.Option(
+    "--no-vectorized-reader", help="spark.sql.parquet.enableVectorizedReader=false (spark-read)")]
 AllowQuietOption = Annotated[bool, typer.Option(
     "--allow-quiet", help="quiet breaks (values change meaning or land in another column) warn, not fail")]
 
@@ -191,6 +193,7 @@ def compare(
     uniform: UniformOption = False,
     case_sensitive: CaseSensitiveOption = False,
     allow_quiet: AllowQuietOption = False,
+    no_vectorized_reader: RowReaderOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """Can READER read data written with WRITER? Every version of WRITER is checked as a writer."""
@@ -199,7 +202,8 @@ def compare(
 
     result = api.compare(writer, reader, profile=profile, identity=identity, type_widening=type_widening,
                          column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
-                         case_sensitive=case_sensitive, allow_quiet=allow_quiet)
+                         case_sensitive=case_sensitive, allow_quiet=allow_quiet,
+                         vectorized_reader=not no_vectorized_reader)
     _render(output, result.report, rules_output.compare_json, rules_output.compare_text)
     raise typer.Exit(result.exit_code)
 
@@ -234,6 +238,7 @@ def evolve(
     uniform: UniformOption = False,
     case_sensitive: CaseSensitiveOption = False,
     allow_quiet: AllowQuietOption = False,
+    no_vectorized_reader: RowReaderOption = False,
     output: FormatOption = OutputFormat.text,
 ) -> None:
     """May Vn follow V1..Vn-1 under MODE? Pairs are checked as a schema registry checks them."""
@@ -242,7 +247,8 @@ def evolve(
 
     result = api.evolve(*versions, mode=mode, profile=profile, identity=identity, type_widening=type_widening,
                         column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
-                        case_sensitive=case_sensitive, allow_quiet=allow_quiet)
+                        case_sensitive=case_sensitive, allow_quiet=allow_quiet,
+                        vectorized_reader=not no_vectorized_reader)
     _render(output, result.report, rules_output.evolve_json, rules_output.evolve_text)
     raise typer.Exit(result.exit_code)
 
