@@ -3,22 +3,27 @@
 Each row is a `Promotion`: the rule it comes from (`shared/reference/compat-rules.md` §1 Avro,
 §3 Iceberg, §4 Delta, §5 Spark; `parquet-and-spark.md` §2.5 read-time conversions) and a test on
 the writer's and the reader's type. The read profiles (rules/read.py) and Delta's merge
-(rules/merge.py) look their promotions up here.
+(rules/merge.py) look their promotions up here. Spark's row-by-row reader (vectorized reader off)
+has its own table, `SPARK_ROW_READ`, which also names the reads it fails.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from schemaguard.base import CR, PS, Options, Rule
 from schemaguard.model import (
     BinaryType,
+    BooleanType,
     DataType,
     DateType,
     DecimalType,
     EnumType,
+    FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     Int96Type,
     IntType,
     JsonType,
@@ -34,12 +39,13 @@ Test = Callable[[DataType, DataType, Options], bool]
 @dataclass(frozen=True, slots=True)
 class Promotion:
     """A type change W -> R the reader accepts (when `test(w, r, options)` holds); both types
-    as the reader sees them (`Table.view`)."""
+    as the reader sees them (`Table.view`). A `refused` row names a change the reader fails on."""
 
     rule: Rule
     test: Test
     raw: bool = False  # test the writer's own type, not the reader's view of it (physical matters)
     quiet: bool = False  # the reader reads it, and values change meaning: a quiet break
+    refused: bool = False  # the reader fails: a loud break (SPARK_ROW_READ names why)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,16 +95,20 @@ def _int_wraps(w: DataType, r: DataType) -> bool:
 
 
 def _physical(t: DataType) -> str | None:
-    """The Parquet physical type a column of this type is stored on (a decimal: as its footer says)."""
+    """The Parquet physical type a column of this type is stored on (a decimal: as its footer
+    says, None when unknown)."""
     if isinstance(t, IntType):
         return "INT32" if t.bits <= 32 else "INT64"
     if isinstance(t, DecimalType):
         return t.physical
     if isinstance(t, TimeType):
         return "INT32" if t.unit == "ms" else "INT64"
-    if isinstance(t, FloatType) and t.bits == 16:
-        return "FIXED_LEN_BYTE_ARRAY"
-    return {DateType: "INT32", TimestampType: "INT64"}.get(type(t))
+    if isinstance(t, FloatType):
+        return {16: "FIXED_LEN_BYTE_ARRAY", 32: "FLOAT", 64: "DOUBLE"}.get(t.bits)
+    if isinstance(t, StringType | BinaryType | JsonType | EnumType | GeometryType | GeographyType):
+        return "BYTE_ARRAY"
+    return {DateType: "INT32", TimestampType: "INT64", BooleanType: "BOOLEAN", Int96Type: "INT96",
+            FixedType: "FIXED_LEN_BYTE_ARRAY", UuidType: "FIXED_LEN_BYTE_ARRAY"}.get(type(t))
 
 
 # What Spark's vectorized reader reads from each physical type when a schema declares it, whatever
@@ -188,6 +198,117 @@ SPARK_READ_PROMOTIONS = (
                    "the declared type", f"{PS} §2.5 (the vectorized reader by physical type); "
                    "tests/truth/spark_read.csv"),
               lambda w, r, o: _reinterpreted(w, r), raw=True, quiet=True),
+)
+
+# Spark's row-by-row reader (spark.sql.parquet.enableVectorizedReader=false): Spark 4.1's
+# ParquetRowConverter.newConverter picks one converter per declared Catalyst type (checking the
+# file's Parquet type only for a few: INT32 widened to bigint/double, FLOAT to double, decimals,
+# timestamps), and parquet-mr hands it each value through the setter of the column's physical type.
+# A value its converter has no setter for reaches a row slot of another type and fails; a decimal
+# is rebuilt at the file's precision and fitted to the declared one as the row is written.
+_ROWS = "Spark 4.1 ParquetRowConverter.newConverter"
+_ROWS_TRUTH = "tests/truth/spark_read_rows.csv"
+_BYTES = ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY", "INT96")  # handed over as bytes (addBinary)
+
+# The physical types whose values the converter for each declared type stores (decimals and
+# timestamps have rows of their own below).
+_ROW_TAKES: dict[DataType, tuple[str, ...]] = {
+    BooleanType(): ("BOOLEAN",),
+    IntType(8): ("INT32",), IntType(16): ("INT32",), IntType(32): ("INT32",), DateType(): ("INT32",),
+    IntType(64): ("INT32", "INT64"),  # an INT32 widened (setLong), a UINT32 as unsigned
+    FloatType(32): ("FLOAT",),
+    FloatType(64): ("INT32", "FLOAT", "DOUBLE"),  # INT32 and FLOAT widened (setDouble)
+    StringType(): _BYTES, BinaryType(): _BYTES,
+}
+
+
+def _row_setter_mismatch(w: DataType, r: DataType) -> bool:
+    physical = _physical(w)
+    return r in _ROW_TAKES and physical is not None and physical not in _ROW_TAKES[r]
+
+
+def _row_timestamp_source(w: DataType, r: TimestampType) -> bool:
+    """The columns a timestamp (or, `utc` off, timestamp_ntz) converter exists for."""
+    return (isinstance(w, Int96Type) or (isinstance(w, TimestampType) and w.unit != "ns")
+            or (not r.utc and isinstance(w, DateType)))
+
+
+def _int_digits(t: DataType) -> int | None:
+    """The integer digits every value of an integer column needs as the row reader reads it into
+    a decimal: TIMESTAMP/TIME(NANOS) as their raw INT64 count (a TIME's within one day); None for
+    UINT32 (read as signed)."""
+    values = _int_range(t) if isinstance(t, IntType) and t != IntType(32, False) else None
+    if isinstance(t, TimestampType) and t.unit == "ns":
+        values = _int_range(IntType(64))
+    if isinstance(t, TimeType) and t.unit == "ns":
+        values = (0, 86_400 * 10 ** 9 - 1)
+    return None if values is None else len(str(max(-values[0], values[1])))
+
+
+def _as_vectorized(*ids: str) -> tuple[Promotion, ...]:
+    """Rows of SPARK_READ_PROMOTIONS the row reader answers alike (same id), citing its table too."""
+    rows = {p.rule.id: p for p in SPARK_READ_PROMOTIONS}
+    alike = f"; the row reader alike: {_ROWS_TRUTH}"
+    return tuple(replace(p, rule=replace(p.rule, source=p.rule.source + alike))
+                 for p in (rows[f"spark-read.{i}"] for i in ids))
+
+
+SPARK_ROW_READ = (
+    # refused: no converter for the pair, or one that cannot store the column's values
+    Promotion(Rule("spark-read.rows.decimal-physical", "a BOOLEAN, FLOAT, DOUBLE or INT96 column read as "
+                   "a decimal: the row reader has no decimal converter for it (PARQUET_CONVERSION_FAILURE."
+                   "DECIMAL)", f"{PS} §2.5; {_ROWS} (cannotCreateParquetConverterForDecimalTypeError); "
+                   f"{_ROWS_TRUTH}"),
+              lambda w, r, o: isinstance(r, DecimalType)
+              and _physical(w) in ("BOOLEAN", "FLOAT", "DOUBLE", "INT96"), raw=True, refused=True),
+    Promotion(Rule("spark-read.rows.decimal-unannotated", "bytes without a DECIMAL annotation (string, "
+                   "binary, fixed, UUID, FLOAT16) read as a decimal: the row reader refuses "
+                   "(PARQUET_CONVERSION_FAILURE.WITHOUT_DECIMAL_METADATA)",
+                   f"{PS} §2.5; {_ROWS} (cannotCreateParquetConverterForTypeError); {_ROWS_TRUTH}"),
+              lambda w, r, o: isinstance(r, DecimalType) and not isinstance(w, DecimalType)
+              and _physical(w) in _BYTES, raw=True, refused=True),
+    Promotion(Rule("spark-read.rows.no-converter", "read as timestamp, a column that is not a "
+                   "TIMESTAMP(MILLIS or MICROS) or INT96 (timestamp_ntz: nor a DATE): the row reader has no "
+                   "converter for it (PARQUET_CONVERSION_FAILURE.UNSUPPORTED); TIMESTAMP(NANOS) included",
+                   f"{PS} §2.5; {_ROWS} (cannotCreateParquetConverterForDataTypeError); {_ROWS_TRUTH}"),
+              lambda w, r, o: isinstance(r, TimestampType) and not _row_timestamp_source(w, r),
+              raw=True, refused=True),
+    Promotion(Rule("spark-read.rows.setter-mismatch", "the converter of the declared type takes no value "
+                   "of the column's physical type (boolean: BOOLEAN; byte, short, int, date: INT32; bigint: "
+                   "INT32, INT64; float: FLOAT; double: INT32, FLOAT, DOUBLE; string, binary: bytes): the "
+                   "value reaches a row slot of another type (ClassCastException), or a string converter "
+                   "cannot decode a numeric dictionary (UnsupportedOperationException)",
+                   f"{PS} §2.5; {_ROWS} (ParquetPrimitiveConverter, ParquetStringConverter); {_ROWS_TRUTH}"),
+              lambda w, r, o: _row_setter_mismatch(w, r), raw=True, refused=True),
+    # read exactly
+    *_as_vectorized("int32-family", "float-double", "date-ntz", "decimal-widen", "declared-storage"),
+    Promotion(Rule("spark-read.rows.int-decimal", "an integer column read as a decimal with integer "
+                   "digits for every value (int8 and uint8: 3, int16 and uint16: 5, int32: 10, int64: 19, "
+                   "uint64: 20; TIMESTAMP(NANOS) as its raw count: 19, TIME(NANOS): 14): the row reader "
+                   "reads it, where the vectorized reader asks for 10 or 20 digits and refuses unsigned ones",
+                   f"{PS} §2.5; {_ROWS} (an INT32/INT64 as decimal(10,0)/(20,0), a UINT64 as its "
+                   f"unsigned value); {_ROWS_TRUTH}"),
+              lambda w, r, o: isinstance(r, DecimalType) and (_int_digits(w) or 99) <= r.precision - r.scale,
+              raw=True),
+    # read, with values changed
+    *_as_vectorized("timestamp-relabel", "string-binary", "binary-as-string", "int-wraps", "reinterpreted"),
+    Promotion(Rule("spark-read.rows.decimal-overflow", "a decimal or integer column read as a decimal "
+                   "without the scale or integer digits for every value: the row reader reads it (the "
+                   "vectorized reader refuses), and a value that does not fit reads as NULL, one with more "
+                   "scale is rounded", f"{PS} §2.5 (99999.99 as decimal(5,2) is NULL); {_ROWS} (the file's "
+                   "precision), UnsafeRowWriter.write (Decimal.changePrecision, else null); "
+                   f"{_ROWS_TRUTH}"),
+              lambda w, r, o: isinstance(r, DecimalType) and (isinstance(w, DecimalType)
+                                                               or _int_digits(w) is not None),
+              raw=True, quiet=True),
+    # last: what the converter took and no row above reads as it was meant
+    Promotion(Rule("spark-read.rows.reinterpreted", "read through the converter of another logical type: "
+                   "the stored number or bytes are the value (a date, time or timestamp as a decimal, UINT32 "
+                   "as a signed int, UINT64 as bigint, INT96, UUID, fixed or decimal bytes as a string or "
+                   "binary); the vectorized reader refuses most of these", f"{PS} §2.5; {_ROWS} "
+                   "(ParquetPrimitiveConverter, ParquetStringConverter, the decimal converters); "
+                   f"{_ROWS_TRUTH}"),
+              lambda w, r, o: _physical(w) is not None, raw=True, quiet=True),
 )
 
 # Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").

@@ -37,6 +37,7 @@ from schemaguard.rules.promotions import (
     DELTA_WIDENING,
     ICEBERG_PROMOTIONS,
     SPARK_READ_PROMOTIONS,
+    SPARK_ROW_READ,
     Promotion,
 )
 
@@ -59,6 +60,7 @@ class Table:
     renamed: Rule | None = None  # a paired column under another name (another case) is a break
     ids_only: Rule | None = None  # Delta `id` mapping: a file's columns bind by field id, never by name
     ambiguous: Rule | None = None  # names matched case-insensitively: several data columns match one
+    rows: tuple[Promotion, ...] | None = None  # the row-by-row reader's table, when vectorized_reader is off
 
 
 _DELTA_ID = Rule(
@@ -79,6 +81,7 @@ SPARK_READ = Table(
                    "case-insensitively: Spark's Parquet reader fails the read ('Found duplicate field(s) "
                    "... in case-insensitive mode')", f"{PS} §2.7; Spark 4.1 ParquetReadSupport."
                    "clipParquetGroupFields (tests/test_oracle_spark_read.py)"),
+    rows=SPARK_ROW_READ,
 )
 
 DELTA_READ = Table(
@@ -309,12 +312,15 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
                         SPARK_ILLEGAL)]
     if wv == rv:
         return []
-    promotions = table.promotions
+    promotions = table.rows if table.rows is not None and not o.vectorized_reader else table.promotions
     if table.promotions_need_type_widening and not o.type_widening:
         promotions = ()
     # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
     hit = next((p for p in promotions if (p.raw and p.test(w, rv, o))
                 or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
+    if hit is not None and hit.refused:
+        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
+                        f"{describe(r)} to the reader: {hit.rule.text}", hit.rule)]
     if hit is not None and hit.quiet:
         return [Problem(path, "VALUES_CHANGE_MEANING", f"`{path}` {describe(w)} read as {describe(r)}: "
                         f"{hit.rule.text}", hit.rule, quiet=True)]
