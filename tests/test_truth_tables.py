@@ -29,7 +29,7 @@ from schemaguard.base import Options, errors, spark_view
 from schemaguard.formats.notation import type_name
 from schemaguard.model import DataType, Field, Schema
 from schemaguard.rules.profiles import can_read, merge_schemas
-from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, Promotion
+from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, SPARK_ROW_READ, Promotion
 from schemaguard.spark import kept_conf
 from tests.oracles import RELABELS, predicted
 from tests.truth_tables import (
@@ -142,6 +142,7 @@ def test_the_stored_tables_cover_todays_cross_product() -> None:
     delta = [(type_key(table), type_key(data), flag(nullable), flag(widening))
              for table, nullable, widening in delta_merge_groups() for data in SPARK_TYPES]
     for table, columns, wanted in (("spark_read.csv", READ_HEADER[:4], read),
+                                   ("spark_read_rows.csv", READ_HEADER[:4], read),
                                    ("spark_merge.csv", SPARK_MERGE_HEADER[:3], merge),
                                    ("delta_merge.csv", DELTA_MERGE_HEADER[:4], delta)):
         stored = keys(table, columns)
@@ -181,6 +182,19 @@ def test_every_spark_read_promotion_meets_the_engine(promotion: Promotion) -> No
     hits = [r for r in load("spark_read.csv")
             if _applies(promotion, LEAF[r["writer"]].type, as_type(r["reader"]), spark_view, Options())]
     assert hits, f"no stored Spark read tests {promotion.rule.id}"
+
+
+@pytest.mark.parametrize("row", SPARK_ROW_READ, ids=lambda p: p.rule.id)
+def test_every_row_reader_row_decides_a_stored_read(row: Promotion) -> None:
+    """The row reader's rows are tried in order, as newConverter's cases are: each one is the
+    first to apply to some stored read of another type."""
+    def first(w: DataType, r: DataType) -> Promotion | None:
+        return next((p for p in SPARK_ROW_READ if _applies(p, w, r, spark_view, Options())), None)
+
+    keys = {(r["writer"], r["reader"]) for r in load("spark_read_rows.csv")}  # a decimal's backing counts
+    pairs = [(LEAF[w].type, as_type(r)) for w, r in keys]
+    assert any(first(w, r) is row for w, r in pairs if spark_view(w) != spark_view(r)), \
+        f"no stored row-reader read is decided by {row.rule.id}"
 
 
 @pytest.mark.parametrize("promotion", DELTA_WIDENING, ids=lambda p: p.rule.id)
