@@ -140,6 +140,21 @@ def test_compare_text_is_one_line_per_problem_and_a_verdict(avsc: dict[str, str]
     assert verdict.startswith("NOT compatible")
 
 
+@pytest.mark.parametrize(("flags", "code", "rule"), [
+    ((), 1, "type-mismatch"),  # the vectorized reader refuses the narrower decimal
+    (("--no-vectorized-reader",), 1, "spark-read.rows.decimal-overflow"),  # the row reader reads NULLs
+    (("--no-vectorized-reader", "--allow-quiet"), 0, "spark-read.rows.decimal-overflow"),
+])
+def test_compare_with_the_row_reader(tmp_path: Path, flags: tuple[str, ...], code: int, rule: str) -> None:
+    writer = write_json(tmp_path / "w.json", notation(("amount", "decimal(12,2)")))
+    reader = write_json(tmp_path / "r.json", notation(("amount", "decimal(10,2)")))
+    returncode, doc = run_json("compare", "--writer", writer, "--reader", reader, "--profile", "spark-read",
+                               *flags)
+    assert returncode == code
+    assert doc["options"]["vectorized_reader"] is ("--no-vectorized-reader" not in flags)
+    assert [(p["path"], p["rule"]) for p in doc["problems"]] == [("amount", rule)]
+
+
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
     """A Parquet table whose `amount` widens from decimal(10,2) to decimal(12,2) on its second day."""
