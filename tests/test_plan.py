@@ -1,5 +1,6 @@
 """The change plan (plan/planner.py): the worked example, each operation of the seed rules under
-each deploy order (the README's table, row by row), identities, and the command line."""
+each deploy order (the table in docs/plan-and-migrate.md, row by row), identities, and the command
+line."""
 
 from __future__ import annotations
 
