@@ -3,7 +3,7 @@ PYTHON  ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
-# Delta JVM jars matching the pinned pyspark 4.1.x (gx-delta-catalog.md §3.3).
+# Delta JVM jars matching the pinned pyspark 4.1.x (docs/reference/gx-delta-catalog.md §3.3).
 DELTA_VERSION := 4.4.0
 SPARK_BINARY  := 4.1
 JARS_DIR      := .jars

@@ -12,7 +12,7 @@ repetitions of a and b interleaved) of:
   b. a bare `pyarrow.parquet.read_metadata` loop over the same paths (listed before timing);
   c. Spark's `spark.read.option("mergeSchema", "true").parquet(path).schema` in a warm session;
 
-and the peak memory of one scan in a fresh subprocess. Targets (parquet-and-spark.md §5): the
+and the peak memory of one scan in a fresh subprocess. Targets (docs/reference/parquet-and-spark.md §5): the
 scan runs at >= 0.8x the speed of the bare pyarrow loop and >= 3x the speed of Spark's merge.
 """
 

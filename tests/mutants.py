@@ -224,9 +224,9 @@ MUTANTS = (
 
 def _copy(into: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-    for part in ("src", "tests"):
+    for part in ("src", "tests", "docs"):  # docs/: the plan's, rules' and API's tests read their pages
         shutil.copytree(ROOT / part, into / part, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):  # pytest's settings; the plan's tests read the README
+    for name in ("pyproject.toml", "README.md"):  # pytest's settings, and the README beside docs/
         shutil.copy(ROOT / name, into / name)
 
 

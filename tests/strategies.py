@@ -41,7 +41,7 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-# Every fixed primitive spelling of DESIGN.md, written out here rather than taken from the code.
+# Every fixed primitive spelling of docs/design.md, written out here rather than taken from the code.
 PRIMITIVES: dict[str, DataType] = {
     "boolean": BooleanType(),
     "int8": IntType(8),

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 
-def test_the_public_names_are_exactly_those_the_readme_documents() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("<!-- api-names -->"):readme.index("<!-- /api-names -->")]
+def test_the_public_names_are_exactly_those_the_docs_document() -> None:
+    page = (ROOT / "docs" / "python.md").read_text()
+    section = page[page.index("<!-- api-names -->"):page.index("<!-- /api-names -->")]
     documented = set(re.findall(r"`sg\.(\w+)", section))
     assert documented == set(sg.__all__)
     for name in sg.__all__:
@@ -159,18 +159,34 @@ def test_check_plan_and_audit_on_the_callers_session(spark: Any, lake: Path, tmp
     assert not spark.sparkContext._jsc.sc().isStopped()  # and still running
 
 
-def test_the_readme_python_examples_run_as_written(lake: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def _run_python_examples(page: str, start: str, end: str, lake: Path, tmp_path: Path,
+                         monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run the ```python blocks of `page` between the headings `start` and `end` as one doctest,
+    from a folder holding the demo lake as `.demo/lake`; return how many examples ran."""
     import doctest
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Python: `import schemaguard as sg`"):readme.index("### API reference")]
+    text = (ROOT / page).read_text()
+    section = text[text.index(start):text.index(end)]
     code = "\n".join(re.findall(r"```python\n(.*?)```", section, flags=re.S))
-    (tmp_path / ".demo").mkdir()
-    (tmp_path / ".demo" / "lake").symlink_to(lake)
+    if not (tmp_path / ".demo").exists():
+        (tmp_path / ".demo").mkdir()
+        (tmp_path / ".demo" / "lake").symlink_to(lake)
     monkeypatch.chdir(tmp_path)
-    test = doctest.DocTestParser().get_doctest(code, {}, "README Python", "README.md", 0)
+    test = doctest.DocTestParser().get_doctest(code, {}, f"{page} Python", page, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
-    assert len(test.examples) >= 15
+    return len(test.examples)
+
+
+def test_the_python_page_examples_run_as_written(lake: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = _run_python_examples("docs/python.md", "## Examples", "## API reference", lake, tmp_path,
+                                    monkeypatch)
+    assert examples >= 15
+
+
+def test_the_readme_python_examples_run_as_written(lake: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = _run_python_examples("README.md", "## Python", "## Tests", lake, tmp_path, monkeypatch)
+    assert examples >= 5

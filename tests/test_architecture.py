@@ -1,7 +1,7 @@
 """The package's shape, read from its source with `ast`: one stage per folder, dependencies
 pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report,
-DESIGN.md),
+docs/design.md),
 no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), and every
 module importable on its own in dependency order."""
 

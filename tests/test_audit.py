@@ -93,7 +93,7 @@ def test_backward_mode_checks_only_todays_reader(lake: Path) -> None:
 
 def test_a_given_current_schema_is_checked_against_every_version(lake: Path) -> None:
     """The migration check: about to declare `quantity` int16. Spark's vectorized reader reads INT32
-    as short (parquet-and-spark.md §2.5), so only the int64 files of v4 fail."""
+    as short (docs/reference/parquet-and-spark.md §2.5), so only the int64 files of v4 fail."""
     target = lake / "target.json"
     target.write_text('{"fields": [{"name": "id", "type": "int64", "nullable": false},'
                       ' {"name": "quantity", "type": "int16", "nullable": true}]}')

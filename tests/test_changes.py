@@ -1,6 +1,6 @@
 """rules/changes.py: every change between two schemas named as operations.
 
-Each test cites the row of shared/reference/compat-rules.md (§1 Avro, §2 Confluent, §3 Iceberg,
+Each test cites the row of docs/reference/compat-rules.md (§1 Avro, §2 Confluent, §3 Iceberg,
 §4 Delta, §5 Spark) or the decision in the changes.py docstring that it exercises.
 """
 
@@ -422,7 +422,7 @@ def test_default_added_changed_removed() -> None:
 
 
 def test_metadata_unit_semantic_doc_aliases_and_field_id() -> None:
-    # "What none of them checks": units and semantics; DESIGN "meaning changed (unit or semantic
+    # "What none of them checks": units and semantics; docs/design.md "meaning changed (unit or semantic
     # metadata)"; docstring: aliases and field ids are METADATA_CHANGED too.
     old = schema(f("amt", DecimalType(12, 2), id=3, aliases=("x", "y"),
                    metadata=(("doc", "total"), ("unit", "EUR"))))

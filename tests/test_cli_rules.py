@@ -1,8 +1,8 @@
 """`schemaguard compare`, `merge` and `evolve` as a user runs them: verdicts, exit codes, JSON keys,
 one-line errors, and no Spark on the way.
 
-The evolve cases are the Confluent facts of compat-rules.md §2 (AvroCompatibilityTest): s1={f1},
-s2={f1, f2 default "foo"}, s3={f1, f2 no default}.
+The evolve cases are the Confluent facts of docs/reference/compat-rules.md §2
+(AvroCompatibilityTest): s1={f1}, s2={f1, f2 default "foo"}, s3={f1, f2 no default}.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def run_json(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# evolve: the registry's modes (compat-rules.md §2)
+# evolve: the registry's modes (docs/reference/compat-rules.md §2)
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,7 @@ def test_evolve_text_names_the_failing_pair(avsc: dict[str, str]) -> None:
     assert done.returncode == 1, done.stderr
     assert "v1 -> v3 (R=v3 reads W=v1)" in done.stdout
     [line] = [line for line in done.stdout.splitlines() if line.strip().startswith("ERROR")]
-    assert "f2" in line and "avro.missing-default" in line and "compat-rules.md §1" in line
+    assert "f2" in line and "avro.missing-default" in line and "docs/reference/compat-rules.md §1" in line
     assert done.stdout.splitlines()[-1].startswith("NOT compatible")
 
 

@@ -64,7 +64,8 @@ def with_id(name: str, type_: pa.DataType, field_id: int, nullable: bool = True)
 def test_demo_lake_findings(tmp_path: Path) -> None:
     found = {(f.code, f.path): f for f in findings_of(build_demo_lake(tmp_path))}
     assert set(found) == {
-        ("SPARK_MERGE_CONFLICT", "quantity"),  # int32 and int64 do not merge (compat-rules.md §5)
+        # int32 and int64 do not merge (docs/reference/compat-rules.md §5)
+        ("SPARK_MERGE_CONFLICT", "quantity"),
         ("LOGICAL_TYPE_DRIFT", "quantity"),
         ("LOGICAL_TYPE_DRIFT", "amount"),  # decimal(10,2) on FLBA(5) -> decimal(12,2) on FLBA(6)
         ("LOGICAL_TYPE_DRIFT", "ts"),  # INT96 -> INT64 TIMESTAMP(MICROS, UTC)

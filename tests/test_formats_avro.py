@@ -427,7 +427,7 @@ def _compatible(reader: Schema, writer: Schema) -> bool:
 
 def test_a_field_renamed_with_an_alias_keeps_its_record_type_resolvable() -> None:
     """Generated type names follow the field name; the alias carries the old type name too, so
-    Avro's checker sees the rename the way the model does (compat-rules.md §1, aliases)."""
+    Avro's checker sees the rename the way the model does (docs/reference/compat-rules.md §1, aliases)."""
     point = StructType((Field("x", FloatType(64), nullable=False),))
     writer = Schema((Field("location", point, nullable=False),))
     renamed = Schema((Field("position", point, nullable=False, aliases=("location",)),))
@@ -437,7 +437,7 @@ def test_a_field_renamed_with_an_alias_keeps_its_record_type_resolvable() -> Non
 
 
 def test_confluent_example_schemas_parse(tmp_path: Path) -> None:
-    """s1, s2 and s3 of compat-rules.md §2 (AvroCompatibilityTest) as .avsc files."""
+    """s1, s2 and s3 of docs/reference/compat-rules.md §2 (AvroCompatibilityTest) as .avsc files."""
     s1 = record({"name": "f1", "type": "string"}, name="myrecord")
     s2 = record({"name": "f1", "type": "string"}, {"name": "f2", "type": "string", "default": "foo"},
                 name="myrecord")

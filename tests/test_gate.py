@@ -269,7 +269,7 @@ def test_relabelled_timestamps_are_a_quiet_break(tmp_path: Path) -> None:
     (r,) = report.without_merge.relabelled_columns
     assert r.type == "timestamp_us_utc" and [v.type for v in r.versions] == ["timestamp_us_utc",
                                                                               "timestamp_us_local"]
-    # Spark reads it without an error, re-labelled (parquet-and-spark.md §2.6): a quiet break
+    # Spark reads it without an error, re-labelled (docs/reference/parquet-and-spark.md §2.6): a quiet break
     assert [(f.schema, f.path, f.code) for f in report.read_failures] == [
         ("without_merge", "ts", "VALUES_CHANGE_MEANING")]
     assert not evaluate_gate(read(str(t)), allow_quiet=True).read_failures

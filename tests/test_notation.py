@@ -1,4 +1,4 @@
-"""The neutral JSON notation (DESIGN.md): lossless both ways, and clear errors on bad input.
+"""The neutral JSON notation (docs/design.md): lossless both ways, and clear errors on bad input.
 
 `schemas()` (tests/strategies.py) generates arbitrary model schemas.
 """

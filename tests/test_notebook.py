@@ -94,7 +94,7 @@ def _page(notebook: Any, path: Path) -> Path:
 @pytest.mark.chromium
 def test_the_notebook_page_keeps_its_own_styles_with_our_output(executed: object, tmp_path: Path) -> None:
     """The exported page with our outputs, and the same page without them: the notebook's own
-    elements compute the same styles. The screenshot is kept for the README."""
+    elements compute the same styles. The screenshot is kept for docs/python.md."""
     need_chromium()
     bare = nbformat.from_dict(nbformat.from_dict(executed))
     for cell in bare.cells:

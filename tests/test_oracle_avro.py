@@ -10,7 +10,7 @@ parsed by `avro.schema.parse`.
 The avro profile decides as Java's `SchemaCompatibility` does (tests/test_oracle_avro_java.py checks
 it against Java itself), so a disagreement with avro-python is only tolerated when
 `known_difference` returns a citation of a documented avro-python vs Java difference
-(shared/reference/compat-rules.md §1) and our errors are exactly about it.
+(docs/reference/compat-rules.md §1) and our errors are exactly about it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def expressible(*schemas: Schema) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Documented differences (compat-rules.md §1). Only these may excuse a disagreement.
+# Documented differences (docs/reference/compat-rules.md §1). Only these may excuse a disagreement.
 
 
 def ambiguous_fields(w: tuple[Field, ...], r: tuple[Field, ...], path: str = "") -> set[str]:
@@ -124,15 +124,15 @@ def _struct_pairs(w: DataType, r: DataType) -> list[tuple[str, tuple[Field, ...]
 
 
 JAVA_AMBIGUOUS_ALIAS = (
-    "compat-rules.md §1 'R field name and one of its aliases both match W fields': Java throws "
-    "AvroRuntimeException (Confluent: incompatible); Python takes the direct-name match, else the "
-    "first alias in the reader's order -> a verdict. The ports differ.")
+    "docs/reference/compat-rules.md §1 'R field name and one of its aliases both match W fields': "
+    "Java throws AvroRuntimeException (Confluent: incompatible); Python takes the direct-name match, "
+    "else the first alias in the reader's order -> a verdict. The ports differ.")
 
 
 def known_difference(w: Schema, r: Schema) -> str | None:
     """The citation when this pair hits a documented avro-python vs Java difference, else None.
 
-    compat-rules.md §1 documents one: a reader field whose name and aliases name more than one
+    docs/reference/compat-rules.md §1 documents one: a reader field whose name and aliases name more than one
     writer field. Java's `lookupWriterField` throws; Python's reads the direct match, else the first
     alias in the reader's order. The avro profile follows Java (an AMBIGUOUS_FIELD error), so it
     says NO where the oracle may say OK; `disagreement` accepts that only when every error we
@@ -507,7 +507,7 @@ def both(w: Schema, r: Schema) -> bool:
     return mine
 
 
-# Confluent's AvroCompatibilityTest schemas (compat-rules.md §2).
+# Confluent's AvroCompatibilityTest schemas (docs/reference/compat-rules.md §2).
 S1 = _schema(_f("f1", StringType()))
 S2 = _schema(_f("f1", StringType()), _f("f2", StringType(), default="foo"))
 S3 = _schema(_f("f1", StringType()), _f("f2", StringType()))

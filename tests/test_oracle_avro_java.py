@@ -19,7 +19,7 @@ What is asserted, for both directions of every pair ("R reads W"):
     which Java's check does not look at) are not compared.
 (c) `rules.modes.check` over version chains of 3 to 5 schemas, every mode: the failing
     (writer, reader) version pairs are the pairs the schema registry checks (`REGISTRY`, written
-    here from compat-rules.md §2, not taken from modes.py) on which Java says INCOMPATIBLE or
+    here from docs/reference/compat-rules.md §2, not taken from modes.py) on which Java says INCOMPATIBLE or
     throws. With `allow_quiet` the sets are equal; by default ours may add pairs whose only errors
     are quiet.
 (d) named cases (`CASES`), each with Java's own list pinned (`JAVA_SAYS`) and ours equal to it.
@@ -276,7 +276,8 @@ def test_profile_on_model_schemas_matches_java(spark: Any, pair: tuple[Schema, S
 # ---------------------------------------------------------------------------------------------
 # (c) the registry's modes over version chains == Java on the same pairs
 
-# compat-rules.md §2: registering version n after versions 1..n-1, the (writer, reader) pairs checked.
+# docs/reference/compat-rules.md §2: registering version n after versions 1..n-1, the (writer, reader)
+# pairs checked.
 REGISTRY: dict[modes.Mode, Callable[[int], list[tuple[int, int]]]] = {
     modes.Mode.BACKWARD: lambda n: [(n - 1, n)],
     modes.Mode.FORWARD: lambda n: [(n, n - 1)],

@@ -601,8 +601,8 @@ def test_random_evolutions_agree_with_pyiceberg(tmp_path_factory: pytest.TempPat
 
 
 def test_a_map_key_cannot_be_promoted_even_by_force(catalog: SqlCatalog) -> None:
-    """Iceberg's read check lets a map key be promoted like any value (compat-rules.md §3), but no
-    table can get there: pyiceberg refuses to update a map key even with incompatible changes
+    """Iceberg's read check lets a map key be promoted like any value (docs/reference/compat-rules.md
+    §3), but no table can get there: pyiceberg refuses to update a map key even with incompatible changes
     allowed, as Java's SchemaUpdate does ("Cannot update map keys")."""
     table, _ = write(catalog, NESTED, NESTED_ROWS)
     for allow in (False, True):

@@ -5,7 +5,7 @@ changes, renames, case changes, required fields), written one file per version i
 each file by pyarrow or by Spark itself (its row metadata, INT-backed decimals, INT96, and its
 legacy format's 2-level lists). `spark.read.option("mergeSchema", "true")` infers the schema; our
 merge of the footers, in the order Spark lists the files, must equal it. Spark reports every
-column nullable on read (parquet-and-spark.md §2.5), so merged schemas are compared with
+column nullable on read (docs/reference/parquet-and-spark.md §2.5), so merged schemas are compared with
 nullability forced on.
 """
 

@@ -1,5 +1,6 @@
 """The change plan (plan/planner.py): the worked example, each operation of the seed rules under
-each deploy order (the README's table, row by row), identities, and the command line."""
+each deploy order (the table in docs/plan-and-migrate.md, row by row), identities, and the command
+line."""
 
 from __future__ import annotations
 
@@ -102,7 +103,8 @@ def test_a_reorder_under_position_identity_is_fatal() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Every operation of the seed rules, under each deploy order (README: "What each change needs")
+# Every operation of the seed rules, under each deploy order (docs/plan-and-migrate.md: "What each change
+# needs")
 
 ORDERS = ("readers-first", "writers-first", "unknown")
 ROWS: list[tuple[str, Schema, Schema, str, dict[str, tuple[str, bool]]]] = [
@@ -159,10 +161,11 @@ def profiles_for(identity: str) -> tuple[str, ...]:
     return {"id": ("iceberg",), "position": ("positional",)}.get(identity, ("spark-read", "avro"))
 
 
-def test_the_readme_table_is_what_the_planner_says() -> None:
-    """README "What each change needs": one row per seed operation, as the planner plans it."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("<!-- plan-table -->\n")[1].split("<!-- /plan-table -->")[0].strip().splitlines()[2:]
+def test_the_docs_table_is_what_the_planner_says() -> None:
+    """docs/plan-and-migrate.md "What each change needs": one row per seed operation, as the planner
+    plans it."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "plan-and-migrate.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- plan-table -->\n")[1].split("<!-- /plan-table -->")[0].strip().splitlines()[2:]
     rows = []
     for name, old, new, identity, _ in ROWS:
         cells, kinds = [], ""

@@ -1,6 +1,7 @@
 """Each reader profile's rule rows, one case per row (the row id is in the case), plus identity,
-modes with TRANSITIVE and the registry. Rows cite compat-rules.md / parquet-and-spark.md in
-rules/read.py, rules/promotions.py and rules/merge.py; a test below fails if a row has no case."""
+modes with TRANSITIVE and the registry. Rows cite docs/reference/compat-rules.md and
+docs/reference/parquet-and-spark.md in rules/read.py, rules/promotions.py and rules/merge.py; a test
+below fails if a row has no case."""
 
 from __future__ import annotations
 
@@ -67,8 +68,8 @@ ROWS = Options(vectorized_reader=False)  # spark.sql.parquet.enableVectorizedRea
 
 # (profile, options, writer, reader, expected (rule id, severity) pairs; empty = reads silently)
 CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
-    # Avro, compat-rules.md §1, as Java's SchemaCompatibility decides (rules/avro.py); a promotion
-    # or an enum default is fine and says nothing, as Java says nothing
+    # Avro, docs/reference/compat-rules.md §1, as Java's SchemaCompatibility decides (rules/avro.py); a
+    # promotion or an enum default is fine and says nothing, as Java says nothing
     ("avro", Options(), one("int32"), one("int64"), set()),
     ("avro", Options(), one("int64"), one("float"), set()),
     ("avro", Options(), one("string"), one("binary"), set()),
@@ -99,7 +100,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("avro", Options(), avsc("float"), avsc("double"), set()),
     ("avro", Options(), avsc("bytes"), avsc("string"), set()),
     ("avro", Options(), avsc("double"), avsc("float"), {("avro.type-mismatch", "error")}),
-    # names compare unqualified: a namespace change alone reads (compat-rules.md §1)
+    # names compare unqualified: a namespace change alone reads (docs/reference/compat-rules.md §1)
     ("avro", Options(), avsc({"type": "fixed", "name": "a.F", "size": 4}),
      avsc({"type": "fixed", "name": "b.F", "size": 4}), set()),
     ("avro", Options(), avsc("int", "string"), avsc("int"), {("avro.type-mismatch", "error")}),
@@ -108,7 +109,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
      avsc({"type": "fixed", "name": "G", "size": 4}), {("avro.name-mismatch", "error")}),
     ("avro", Options(), avsc_fields({"name": "a", "type": "int"}, {"name": "b", "type": "int"}),
      avsc_fields({"name": "a", "type": "int", "aliases": ["b"]}), {("avro.ambiguous-field", "error")}),
-    # Spark read with a declared schema, parquet-and-spark.md §2.4-2.6, compat-rules.md §5
+    # Spark read with a declared schema: docs/reference/parquet-and-spark.md §2.4-2.6,
+    # docs/reference/compat-rules.md §5
     ("spark-read", Options(), one("int16"), one("int64"), {("spark-read.int32-family", "info")}),
     ("spark-read", Options(), one("int32"), one("decimal(12,2)"), {("spark-read.int-decimal", "info")}),
     ("spark-read", Options(), one("int64"), one("decimal(12,2)"), {("type-mismatch", "error")}),
@@ -116,7 +118,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("spark-read", Options(), one("int32"), one("decimal(11,2)"), {("type-mismatch", "error")}),
     ("spark-read", Options(), one("int64"), one("decimal(22,2)"), {("spark-read.int-decimal", "info")}),
     ("spark-read", Options(), one("int64"), one("decimal(21,2)"), {("type-mismatch", "error")}),
-    # UINT32 fits no int: bigint or double only (parquet-and-spark.md §2.5)
+    # UINT32 fits no int: bigint or double only (docs/reference/parquet-and-spark.md §2.5)
     ("spark-read", Options(), one("uint32"), one("int32"), {("type-mismatch", "error")}),
     ("spark-read", Options(), one("uint32"), one("int64"), set()),  # Spark reads UINT32 as bigint
     ("spark-read", Options(), one("float"), one("double"), {("spark-read.float-double", "info")}),
@@ -193,7 +195,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("spark-read", ROWS, one("int64"), one("int32"), {("spark-read.rows.setter-mismatch", "error")}),
     ("spark-read", ROWS, one("int32"), one("string"), {("spark-read.rows.setter-mismatch", "error")}),
     ("spark-read", ROWS, one("fixed(4)"), one("string"), {("spark-read.rows.reinterpreted", "error")}),
-    # Delta read, compat-rules.md §4
+    # Delta read, docs/reference/compat-rules.md §4
     ("delta-read", Options(), one("int32"), one("int64"), {("delta-read.type-change", "error")}),
     ("delta-read", Options(type_widening=True), one("int32"), one("int64"),
      {("delta.widen.integer", "info")}),
@@ -230,7 +232,7 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     # another id is another column (a name dropped and added back): read null, as Delta intends
     ("delta-read", Options(column_mapping="id"), one("int32", id=7), one("int32", id=1), set()),
     ("delta-read", Options(column_mapping="id"), one("int32", id=1), one("int32", id=1), set()),
-    # Iceberg, compat-rules.md §3
+    # Iceberg, docs/reference/compat-rules.md §3
     ("iceberg", Options(), one("int32", id=1), one("int64", id=1), {("iceberg.promote.int-long", "info")}),
     ("iceberg", Options(), one("float", id=1), one("double", id=1),
      {("iceberg.promote.float-double", "info")}),
@@ -340,7 +342,7 @@ def all_rule_ids() -> set[str]:
     return ids
 
 
-# How Spark sees a Parquet type (parquet-and-spark.md §2.4, ParquetToSparkSchemaConverter)
+# How Spark sees a Parquet type (docs/reference/parquet-and-spark.md §2.4, ParquetToSparkSchemaConverter)
 SPARK_VIEWS = [("uint8", "int16"), ("uint16", "int32"), ("uint32", "int64"), ("uint64", "decimal(20,0)"),
                ("timestamp_int96", "timestamp_us_utc"), ("timestamp_ms_utc", "timestamp_us_utc"),
                ("timestamp_ms_local", "timestamp_us_local"), ("json", "string"), ("fixed(4)", "binary")]
@@ -411,7 +413,7 @@ def test_positional_reorder_binds_the_wrong_column() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Modes, compat-rules.md §2 (the Confluent AvroCompatibilityTest facts)
+# Modes, docs/reference/compat-rules.md §2 (the Confluent AvroCompatibilityTest facts)
 
 S1 = schema_from_notation({"fields": [{"name": "f1", "type": "string", "nullable": False}]})
 S2 = schema_from_notation({"fields": [{"name": "f1", "type": "string", "nullable": False},
@@ -467,10 +469,10 @@ def test_merge_keeps_order_and_ors_nullability() -> None:
     assert [f.name for f in sensitive.merged.fields] == ["b", "a", "c", "A"]  # type: ignore[union-attr]
 
 
-def test_the_readme_lists_the_registry() -> None:
-    # The README names the profiles in one sentence; it must be the registry's list, in its order.
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    sentence = " ".join(readme.split("The profiles, by name:", 1)[1].split(".", 1)[0].split())
+def test_the_rules_page_lists_the_registry() -> None:
+    # docs/rules.md names the profiles in one sentence; it must be the registry's list, in its order.
+    page = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    sentence = " ".join(page.split("The profiles, by name:", 1)[1].split(".", 1)[0].split())
     assert [name.strip(" `,") for name in sentence.split(", ")] == list(PROFILES)
 
 

@@ -34,8 +34,8 @@ from schemaguard.names import ColumnMapping, IcebergVersion, Identity
 Severity = Literal["info", "warning", "error"]  # info: a rule that allowed a difference
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")  # lowest first
 
-CR = "compat-rules.md"  # the reference files rules cite, in shared/reference/
-PS = "parquet-and-spark.md"
+CR = "docs/reference/compat-rules.md"  # the reference pages rules cite, in this repository
+PS = "docs/reference/parquet-and-spark.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +122,7 @@ SPARK_ILLEGAL = Rule("spark.illegal-type", "Spark cannot read this Parquet type 
 
 def spark_view(t: DataType) -> DataType | str:
     """The Spark type a Parquet column of this type becomes, or the error Spark raises.
-    Source: parquet-and-spark.md §2.4 (ParquetToSparkSchemaConverter, Spark 4.x)."""
+    Source: docs/reference/parquet-and-spark.md §2.4 (ParquetToSparkSchemaConverter, Spark 4.x)."""
     if isinstance(t, IntType):
         if t.signed:
             return t
@@ -182,7 +182,7 @@ class _SparkView(SchemaTransform):
 
 def spark_type(t: DataType, path: str = "") -> DataType:
     """A type as Spark's Parquet converter sees it, every node through `spark_view`; raises
-    `SparkUnreadable` for the first node Spark cannot read (parquet-and-spark.md §2.4)."""
+    `SparkUnreadable` for the first node Spark cannot read (docs/reference/parquet-and-spark.md §2.4)."""
     return transform(t, _SparkView(), path)
 
 

@@ -31,7 +31,7 @@ class Code:
     reference: str
 
 
-_PS, _CR = "parquet-and-spark.md", "compat-rules.md"
+_PS, _CR = "docs/reference/parquet-and-spark.md", "docs/reference/compat-rules.md"
 _ID_REF = (f"{_CR} §3 Identity (by field id), §4 Column mapping (id mode; new columns get new ids), "
            "'What none of them checks' (name or id reuse)")
 _CONFIG = "conf/schemaguard.toml [[waivers]]"

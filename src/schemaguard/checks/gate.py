@@ -2,7 +2,7 @@
 
 It answers, from the footers alone (no Spark): will `spark.read.option("mergeSchema", "true")`
 succeed on this table, what schema comes out, which files and columns conflict, and what a read
-without mergeSchema silently loses. The facts it rests on (parquet-and-spark.md §2, checked
+without mergeSchema silently loses. The facts it rests on (docs/reference/parquet-and-spark.md §2, checked
 against the pinned Spark in tests/test_gate.py):
 
 - Spark sorts the listed leaves by their path string (`ParquetUtils.splitFiles`:
@@ -195,7 +195,7 @@ class _Source:
 
 def _spark_input(footer: FooterSchema) -> Schema:
     """ParquetFileFormat.readSchemaFromFooter: Spark's schema from the key-value metadata when it
-    parses, else the converted Parquet schema (parquet-and-spark.md §2.2)."""
+    parses, else the converted Parquet schema (docs/reference/parquet-and-spark.md §2.2)."""
     return footer.spark_schema if footer.spark_schema is not None else footer.schema
 
 
@@ -359,7 +359,8 @@ def _kind(t: DataType) -> str | None:
 
 
 def _spark_text(t: DataType) -> str:
-    """The type spelled as Spark sees it (parquet-and-spark.md §2.4), or why Spark cannot read it."""
+    """The type spelled as Spark sees it (docs/reference/parquet-and-spark.md §2.4), or why Spark
+    cannot read it."""
     if isinstance(t, StructType | ListType | MapType):
         return _spark_text_of(t)
     return _leaf_spark_text(t)

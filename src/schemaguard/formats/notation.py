@@ -1,4 +1,4 @@
-"""The neutral JSON notation of DESIGN.md, read and written losslessly.
+"""The neutral JSON notation of docs/design.md, read and written losslessly.
 
 Writing always spells a field the same way (`name`, `id`, `type`, `nullable`, then `default`,
 `aliases`, `metadata` only when present), so notation -> model -> notation is the identity on

@@ -4,7 +4,7 @@ The file's tail is read once (as parquet-cpp does: the last 64 KiB, or the whole
 is longer) and its `FileMetaData` decoded by `formats/thrift.py`; no library's reading of the
 footer stands between the bytes and what is reported, so every logical type, converted type,
 name, field id, statistic and encryption marker is the one written. Field ids below are those of
-apache/parquet-format `src/main/thrift/parquet.thrift` (parquet-and-spark.md §1).
+apache/parquet-format `src/main/thrift/parquet.thrift` (docs/reference/parquet-and-spark.md §1).
 
 The schema part of a footer is parsed once per distinct schema (keyed by its exact bytes, plus
 Spark's schema from the key-value metadata); per file only the row groups are decoded.
@@ -869,7 +869,7 @@ _PHYSICAL_MODEL: tuple[DataType, ...] = (
 def _leaf_type(e: _Element) -> DataType:
     """Model type of a leaf: its logical type, else its converted type, else its physical type
     (LogicalTypes.md). UNKNOWN (always null) and members this code does not know keep the
-    physical type, as Spark reads UNKNOWN on INT32 as int (parquet-and-spark.md §2.4)."""
+    physical type, as Spark reads UNKNOWN on INT32 as int (docs/reference/parquet-and-spark.md §2.4)."""
     decimal = _decimal(e)
     if decimal:
         return decimal

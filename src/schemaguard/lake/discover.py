@@ -3,7 +3,7 @@
 A local directory is walked with `os.scandir` (no pyarrow import: a local scan starts faster);
 `s3://`, `gs://`, `abfs://`, `hdfs://` URIs are listed through pyarrow's filesystem layer. Both
 become the same entries for one classification. The skip
-rules are Spark's `HadoopFSUtils.shouldFilterOutPathName` (parquet-and-spark.md §2.8): a name
+rules are Spark's `HadoopFSUtils.shouldFilterOutPathName` (docs/reference/parquet-and-spark.md §2.8): a name
 starting with `_` (unless it holds `=`, a partition directory) or `.`, or ending in `._COPYING_`,
 is not data. `_metadata` / `_common_metadata` summary files are skipped here too and reported.
 Everything skipped is reported with why, so nothing disappears silently.

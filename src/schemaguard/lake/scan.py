@@ -1,15 +1,15 @@
 """Read every listed footer: one footer function (`formats.parquet.read_footer`), three engines.
 
-On local disk footer reading is CPU-bound in the interpreter (parquet-and-spark.md §5.5), so the
-local engine spreads chunks of files over forked worker processes, one per core. Every local read
-happens in a worker, even on a small table, because one file can end the process reading it (a
-crash in native code; pyarrow's C++ aborted on a plaintext footer over encrypted columns before
-footers were decoded here): a range whose worker dies is split in two and read again in fresh
-workers until the file that kills its reader is alone, and that file becomes an unreadable file;
-any Python exception reading one file does too. On object stores reading is latency-bound
-(§5.4), so the remote engine runs many threads in one process. On a cluster, `scan_on_spark` runs
-the same chunks as the tasks of one Spark job, like Spark's own footer merge (§2.2). Every engine
-gives each file's read READ_SECONDS: a read that takes longer is that file's finding.
+On local disk footer reading is CPU-bound in the interpreter (docs/reference/parquet-and-spark.md
+§5.5), so the local engine spreads chunks of files over forked worker processes, one per core. Every
+local read happens in a worker, even on a small table, because one file can end the process reading
+it (a crash in native code; pyarrow's C++ aborted on a plaintext footer over encrypted columns
+before footers were decoded here): a range whose worker dies is split in two and read again in fresh
+workers until the file that kills its reader is alone, and that file becomes an unreadable file; any
+Python exception reading one file does too. On object stores reading is latency-bound (§5.4), so the
+remote engine runs many threads in one process. On a cluster, `scan_on_spark` runs the same chunks
+as the tasks of one Spark job, like Spark's own footer merge (§2.2). Every engine gives each file's
+read READ_SECONDS: a read that takes longer is that file's finding.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 CHUNK = 500  # files per task: large enough that pickling shares each footer schema per chunk
-# What `--engine auto` weighs, measured on this project's 2-core machine with local[2] (README
-# "Engines"): the footer job's fixed cost, and a file's read per Spark task slot and per local core.
+# What `--engine auto` weighs, measured on this project's 2-core machine with local[2]
+# (docs/operations.md "Engines"): the footer job's fixed cost, and a file's read per Spark task slot
+# and per local core.
 SPARK_JOB_SECONDS = 0.5
 SPARK_FILE_SECONDS = 0.23e-3  # read, packed and pickled in a Python worker, unpickled by the driver
 LOCAL_FILE_SECONDS = 0.136e-3  # read in a forked worker, sent back and kept

@@ -11,7 +11,7 @@
    TREATMENTS adds the quiet breaks no reader reports: under name identity a rename reads nulls
    both ways, a drop reads nulls in old readers, a meaning change reads every value differently.
 3. **Mode** from the deploy order: readers first -> BACKWARD, writers first -> FORWARD, unknown ->
-   FULL; TRANSITIVE unless readers are at most one version behind (compat-rules.md §2).
+   FULL; TRANSITIVE unless readers are at most one version behind (docs/reference/compat-rules.md §2).
 4. **Steps**: a change safe as one edit is one `edit` step (or `deploy-readers` then
    `deploy-writers` when only the order makes it safe); otherwise the operation's staged
    strategy. Steps of several operations merge by kind, in one fixed order.
@@ -94,11 +94,11 @@ _NO_READS = Need("no-reads", "contract", "old")
 _ONE_EDIT = Treatment("single-edit", ("edit",))
 _FATAL_POSITION = Treatment(
     "new-version", _NEW_VERSION, (_NO_READS,), ("quiet", "quiet"),
-    "positional readers bind columns by position: values land in other columns (compat-rules.md "
-    "§6); write a new table version side by side", always_staged=True)
+    "positional readers bind columns by position: values land in other columns (docs/rules.md, "
+    "'Positional readers'); write a new table version side by side", always_staged=True)
 
 TREATMENTS: dict[tuple[OpKind, IdentityClass], Treatment] = {
-    # compat-rules.md §1 "Rename, no alias": a reader by name sees a drop and an add
+    # docs/reference/compat-rules.md §1 "Rename, no alias": a reader by name sees a drop and an add
     (OpKind.RENAME, "name"): Treatment(
         "expand-contract", _EXPAND_CONTRACT,
         (Need("backfilled", "move-readers", "from"), Need("agree", "move-readers", "pair"), _NO_READS),
@@ -146,7 +146,7 @@ TREATMENTS: dict[tuple[OpKind, IdentityClass], Treatment] = {
         "old data may hold the removed value (§1 MISSING_ENUM_SYMBOLS)", always_staged=True),
     (OpKind.DEFAULT_CHANGED, "name"): Treatment(
         "single-edit", ("sign-off", "edit"), (Need("default-impact", "edit"),), ("quiet", "ok"),
-        "rows written without the field read the new default (compat-rules.md, meaning of a "
+        "rows written without the field read the new default (docs/reference/compat-rules.md, meaning of a "
         "reader default)", proof_makes_safe=True),
     (OpKind.ENUM_DEFAULT_CHANGED, "name"): Treatment(
         "single-edit", ("sign-off", "edit"), (Need("default-impact", "edit"),), ("quiet", "ok"),
@@ -297,7 +297,7 @@ def not_run(check: Check) -> Check:
 
 
 def required_mode(order: DeployOrder, readers_behind: int | None) -> str:
-    """The compatibility mode a deploy order needs (compat-rules.md §2)."""
+    """The compatibility mode a deploy order needs (docs/reference/compat-rules.md §2)."""
     base = {"readers-first": "BACKWARD", "writers-first": "FORWARD", "unknown": "FULL"}[order]
     return base if readers_behind == 1 else f"{base}_TRANSITIVE"
 

@@ -1,4 +1,4 @@
-"""The audit as one JSON document (DESIGN.md): the run, each table with its scan document and its
+"""The audit as one JSON document (docs/design.md): the run, each table with its scan document and its
 findings, and the findings about the run itself. This builds the document; `folder.py` serialises it
 (with the standard library's `json`: imports are absolute, so this module's name shadows nothing)."""
 

@@ -1,4 +1,4 @@
-"""What `compare`, `merge` and `evolve` print: the JSON documents of DESIGN.md and a text form.
+"""What `compare`, `merge` and `evolve` print: the JSON documents of docs/design.md and a text form.
 
 Both forms are built from one report object per command, so text and JSON never disagree. Every
 problem carries its rule (id, text, source) so that a verdict can be checked against the
@@ -32,7 +32,7 @@ LABELS = ("error", "quiet", "warning", "info")  # how problems are labelled in t
 
 
 def rule_json(rule: Rule) -> dict[str, str]:
-    # DESIGN.md fixes "rule"; it stays the stable id, the text and source come beside it.
+    # docs/design.md fixes "rule"; it stays the stable id, the text and source come beside it.
     return {"rule": rule.id, "rule_text": rule.text, "rule_source": rule.source}
 
 

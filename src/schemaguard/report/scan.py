@@ -1,4 +1,4 @@
-"""What `schemaguard scan` prints: the JSON document of DESIGN.md and a rich text form, both read
+"""What `schemaguard scan` prints: the JSON document of docs/design.md and a rich text form, both read
 from the table's summary and findings; and the progress bar of long footer scans."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def progress(total: int, enabled: bool, label: str = "") -> Iterator[Callable[[i
 
 
 def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int) -> dict[str, Any]:
-    """The scan's JSON document (DESIGN.md), also each table's `scan` in the audit's JSON report."""
+    """The scan's JSON document (docs/design.md), also each table's `scan` in the audit's JSON report."""
     table, c = summary.table, summary.counts
     versions = []
     for vs in summary.versions:

@@ -6,7 +6,7 @@ writer union's branch as its index, the attribute `name`, `size` or `symbols` la
 message, in Java's order. The walk follows SchemaCompatibility.java (avro 1.12) step by step,
 memoisation included: a (reader, writer) pair of nodes is checked once, a pair met again while it
 is being checked (a recursive type) counts as compatible, and a pair met again later reuses the
-first result, locations and all, as Java does. compat-rules.md §1 lists the rules with their
+first result, locations and all, as Java does. docs/reference/compat-rules.md §1 lists the rules with their
 sources.
 
 Beyond Java: logical types are ignored by Java's check, but a reader applies its own logical type

@@ -1,9 +1,9 @@
-"""Name every change between two schemas as operations (DESIGN.md, "Operation").
+"""Name every change between two schemas as operations (docs/design.md, "Operation").
 
 `diff` pairs fields with the one pairing function (rules/identity.py) and walks both trees
 together through structs, list elements and map keys and values. An operation says *what*
 changed, independent of any reader; whether a reader survives it is the job of the reader
-profiles and modes. Sections (§) below are those of shared/reference/compat-rules.md.
+profiles and modes. Sections (§) below are those of docs/reference/compat-rules.md.
 
 Type relations are facts about value domains, so that every profile can look them up:
 WIDEN_TYPE when every value of the old type is a value of the new one, NARROW_TYPE when that
@@ -49,7 +49,7 @@ Other choices:
 - A change of `unit` or `semantic` metadata is MEANING_CHANGED: no reader sees it, every value
   means something else ("What none of them checks", units and semantics).
 - A change of field id or aliases is METADATA_CHANGED ("field id", "aliases"): Spark writes field
-  ids from field metadata (parquet-and-spark.md, `spark.sql.parquet.fieldId.*`) and Avro's name
+  ids from field metadata (docs/reference/parquet-and-spark.md, `spark.sql.parquet.fieldId.*`) and Avro's name
   matching reads aliases (§1); naming them means every difference a `name` fingerprint sees is
   an operation.
 - Enum symbol order is ENUM_REORDERED (Avro encodes an enum by its index); an enum without
@@ -311,7 +311,7 @@ def _or_no_default(default: str | None) -> str:
     return "no default" if default is None else default
 
 
-MEANING_KEYS = frozenset(("unit", "semantic"))  # DESIGN.md "meaning changed (unit or semantic metadata)"
+MEANING_KEYS = frozenset(("unit", "semantic"))  # docs/design.md "meaning changed (unit or semantic metadata)"
 
 
 def _metadata_changes(path: str, w: Field, r: Field) -> list[Operation]:

@@ -4,7 +4,7 @@ One function pairs the fields of two structs; the operation diff and every reade
 it, so "which field is which" is decided in one place.
 
 - `name`: exact name; when `aliases` is on, a reader field also matches a writer field named
-  like one of its aliases (Avro's rule: only the *reader's* aliases count, compat-rules.md §1).
+  like one of its aliases (Avro's rule: only the *reader's* aliases count, docs/reference/compat-rules.md §1).
 - `name-ci`: names compared lower-cased (Spark and Delta by default, §4, §5).
 - `id`: field ids (Iceberg, Delta column mapping `id`, §3, §4); fields without an id on either
   side fall back to their name, and the pairing says so.

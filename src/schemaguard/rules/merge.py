@@ -1,17 +1,18 @@
 """What Spark's and Delta's schema merges produce from two or more schemas, in order, and every
 column they conflict on.
 
-Spark (`StructType.merge`, the Parquet `mergeSchema` read; compat-rules.md §5,
-parquet-and-spark.md §2.3): fields matched by name (lower-cased unless case-sensitive), the left
-side's fields first in their order, the right side's new fields appended; nullable = OR (also
-list elements and map values); decimals of the same scale merge to the larger precision; every
-other difference is a conflict. Types are compared as Spark sees the Parquet columns
-(`base.spark_type`), so ms and us timestamps, uint32 and int64, JSON and string all merge.
+Spark (`StructType.merge`, the Parquet `mergeSchema` read; docs/reference/compat-rules.md §5,
+docs/reference/parquet-and-spark.md §2.3): fields matched by name (lower-cased unless
+case-sensitive), the left side's fields first in their order, the right side's new fields appended;
+nullable = OR (also list elements and map values); decimals of the same scale merge to the larger
+precision; every other difference is a conflict. Types are compared as Spark sees the Parquet
+columns (`base.spark_type`), so ms and us timestamps, uint32 and int64, JSON and string all merge.
 
-Delta (`SchemaMergingUtils.mergeSchemas(table, data)`, schema evolution on write; compat-rules.md
-§4): case-insensitive, the table's spelling and nullability win, new data columns are appended
-to their struct, byte/short/int mix, and a type change needs the type-widening feature and a row
-of its table (promotions.DELTA_WIDENING), checked against real Delta 4.4.0.
+Delta (`SchemaMergingUtils.mergeSchemas(table, data)`, schema evolution on write;
+docs/reference/compat-rules.md §4): case-insensitive, the table's spelling and nullability win, new
+data columns are appended to their struct, byte/short/int mix, and a type change needs the
+type-widening feature and a row of its table (promotions.DELTA_WIDENING), checked against real Delta
+4.4.0.
 
 Spark and Delta stop at the first conflict. `merge` finds them all in one pass: a conflict takes
 its field out of the merge so far and out of every later input, and the merge goes on, so each

@@ -1,4 +1,4 @@
-"""Compatibility modes, paired exactly as the schema registry pairs them (compat-rules.md §2).
+"""Compatibility modes, paired exactly as the schema registry pairs them (docs/reference/compat-rules.md §2).
 
 Registering NEW after history v1..vn (oldest first):
   BACKWARD             R=NEW reads W=vn             FORWARD             R=vn reads W=NEW

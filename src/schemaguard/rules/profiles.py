@@ -4,7 +4,7 @@ A profile answers one question, `problems(writer, reader, options)`: what does a
 schema R meet on data written with schema W? Read profiles walk both schemas with their rule
 table (rules/read.py); merge profiles merge the reader's (table's) schema with the data's
 (rules/merge.py), and "R reads W" means the merge succeeds. The command line, the configuration
-and the README's list all take their names from `PROFILES`.
+and the list in docs/rules.md all take their names from `PROFILES`.
 """
 
 from __future__ import annotations

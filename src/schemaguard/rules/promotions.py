@@ -1,8 +1,8 @@
 """Type promotions: the type changes each reader accepts, one cited table per reader.
 
-Each row is a `Promotion`: the rule it comes from (`shared/reference/compat-rules.md` §1 Avro,
-§3 Iceberg, §4 Delta, §5 Spark; `parquet-and-spark.md` §2.5 read-time conversions) and a test on
-the writer's and the reader's type. The read profiles (rules/read.py) and Delta's merge
+Each row is a `Promotion`: the rule it comes from (`docs/reference/compat-rules.md` §1 Avro, §3
+Iceberg, §4 Delta, §5 Spark; `docs/reference/parquet-and-spark.md` §2.5 read-time conversions) and a
+test on the writer's and the reader's type. The read profiles (rules/read.py) and Delta's merge
 (rules/merge.py) look their promotions up here. Spark's row-by-row reader (vectorized reader off)
 has its own table, `SPARK_ROW_READ`, which also names the reads it fails.
 """
@@ -311,7 +311,7 @@ SPARK_ROW_READ = (
               lambda w, r, o: _physical(w) is not None, raw=True, quiet=True),
 )
 
-# Delta's type-widening table feature (compat-rules.md §4, PROTOCOL "Type Widening").
+# Delta's type-widening table feature (docs/reference/compat-rules.md §4, PROTOCOL "Type Widening").
 DELTA_WIDENING = (
     Promotion(Rule("delta.widen.integer", "byte -> short -> int -> long", f"{CR} §4 type widening"),
               lambda w, r, o: (_int_bits(w) or 99) < (_int_bits(r) or 0)),

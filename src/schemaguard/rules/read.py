@@ -2,9 +2,10 @@
 
 One walk pairs fields (rules/identity.py) and asks the profile's rule table about each
 difference. Every read profile's identity, type view, promotions (rules/promotions.py),
-missing-field, nullability and enum rules live in one `Table` below, each row citing its source
-in `shared/reference/`: `compat-rules.md` (§1 Avro, §3 Iceberg, §4 Delta, §5 Spark) and
-`parquet-and-spark.md` (§2.4 Parquet->Spark types, §2.5 read-time conversions, §2.6 trap matrix).
+missing-field, nullability and enum rules live in one `Table` below, each row citing its source:
+`docs/reference/compat-rules.md` (§1 Avro, §3 Iceberg, §4 Delta, §5 Spark) and
+`docs/reference/parquet-and-spark.md` (§2.4 Parquet->Spark types, §2.5 read-time conversions, §2.6
+trap matrix).
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ DELTA_STREAM = Table(
 
 # Under the position rule a reader binds the i-th column whatever its name (rules/identity.py):
 # a column of another name is read all the same, so its values land in another column.
-_IDENTITY_POSITION = "rules/identity.py `position`; DESIGN.md Reader profile (positional)"
+_IDENTITY_POSITION = "rules/identity.py `position`; docs/design.md Reader profile (positional)"
 POSITIONAL = Table(
     identity=Rule("positional.identity", "the i-th column of the data is the i-th column of the "
                   "reader, whatever its name", _IDENTITY_POSITION),
