@@ -244,6 +244,23 @@ def test_data_decides_what_statistics_cannot(spark: Any, lake: Path) -> None:
     assert digest(lake) == before  # the audited table is unchanged, byte for byte
 
 
+def test_the_proofs_of_a_table_read_its_data_in_one_pass(spark: Any, lake: Path) -> None:
+    """Four proofs the statistics cannot decide cost the Spark jobs one costs: one aggregation
+    over the files answers them all, and Great Expectations validates its result."""
+    tracker = spark.sparkContext.statusTracker()
+
+    def jobs(*proofs: Proof) -> tuple[int, list[str]]:
+        before = set(tracker.getJobIdsForGroup(None))
+        results = prove(lake, *proofs, spark=lambda: spark, with_values=False)
+        return len(set(tracker.getJobIdsForGroup(None)) - before), [r.verdict for r in results]
+
+    one = jobs(Proof("agree", "cents = dollars * 100"))
+    four = jobs(Proof("agree", "cents = dollars * 100"), Proof("fits", "v", target="int32"),
+                Proof("values", "status", allowed=("new", "paid", "refunded")), Proof("not-null", "cents"))
+    assert one[1] == ["proven"] and four[1] == ["proven"] * 4
+    assert four[0] == one[0], (one, four)
+
+
 def test_no_values_keeps_data_out_of_the_sample(spark: Any, lake: Path) -> None:
     [r] = prove(lake, Proof("not-null", "v"), spark=lambda: spark, keys=("id",), with_values=False)
     assert r.sample and all(set(s) == {"id", "file"} for s in r.sample)

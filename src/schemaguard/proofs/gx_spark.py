@@ -3,11 +3,16 @@ the columns a proof needs, with Spark, and validate with Great Expectations Core
 
 Files are read one schema version at a time (each version's files share one footer schema, so no
 file of another version can fail the read) with the table root as `basePath` (Spark adds the
-partition columns), and the versions are unioned by name. Each proof is one
-`UnexpectedRowsExpectation` over that DataFrame (ephemeral context, Spark data source, whole
-DataFrame batch): its query selects the offending rows, in Spark SQL whose literals keep decimals
-and 64-bit integers exact (GX's between-expectation compares through double). GX returns their
-count and a sample; when there are any, one Spark aggregation names the files holding them.
+partition columns), and the versions are unioned by name.
+
+Every proof of a table is answered in one pass (`one_pass`): one aggregation per file holding,
+for each proof, the rows its condition selects (`count_if`, in Spark SQL whose literals keep
+decimals and 64-bit integers exact: GX's between-expectation compares through double) and the
+extremes a drift proof needs. Great Expectations validates that result: one
+`UnexpectedRowsExpectation` (ephemeral context, Spark data source, whole DataFrame batch) whose
+unexpected rows are the files where some proof has offending rows. A refuted proof is then asked
+again on those files alone (`prove_on_data`: the same expectation over the rows) for a sample of
+the offending rows.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
     rows that break `proof`; `source` and `target` are the column's type and the narrower one
     (`fits`)."""
     df = _read(spark, root, files, [*columns, *keys] if columns else None)
-    bad = _condition(proof, columns, source, target)
+    bad = condition(proof, columns, source, target)
     shown = [*keys, *columns] if with_values else list(keys)
     try:
         count, sample = _validate(df, bad, [FILE_COLUMN, *shown])
@@ -86,6 +91,66 @@ def prove_on_data(spark: SparkSession, root: str, proof: Proof, files: Sequence[
         sample = tuple({"file": rel_of(r.get(FILE_COLUMN)),
                         **{k: v for k, v in r.items() if k != FILE_COLUMN}} for r in sample)
     return DataOutcome(count, by_file, sum(f.rows for f in files), sum(f.size for f in files), sample)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What one proof asks of the data pass: the Spark SQL condition its offending rows meet (None:
+    none) and the column whose smallest and largest value per file it needs (a drift)."""
+
+    condition: str | None
+    extremes: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    """Per question (by index): each file's offending rows (files without any left out), and
+    each file's (min, max) of the asked column."""
+
+    bad: dict[int, dict[str, int]]
+    extremes: dict[int, dict[str, tuple[Any, Any]]]
+
+
+def one_pass(spark: SparkSession, root: str, files: Sequence[FileFooter], columns: Sequence[str] | None,
+             questions: Sequence[Question]) -> PassResult:
+    """Every question over `files` in one read of the data: a per-file aggregation (one Spark
+    job over the rows), cached, which Great Expectations validates (the files where a condition
+    selects rows) and from which the extremes are taken. Linear in rows, and in files times
+    questions for the result."""
+    from pyspark.sql import functions as F
+
+    df = _read(spark, root, files, columns)
+    counted = {i: f"bad_{i}" for i, q in enumerate(questions) if q.condition is not None}
+    aggregates = [F.count_if(F.expr(questions[i].condition or "")).alias(name) for i, name in counted.items()]
+    for i, q in enumerate(questions):
+        if q.extremes is not None:
+            column = quoted(q.extremes)
+            aggregates += [F.min(column).alias(f"min_{i}"), F.max(column).alias(f"max_{i}")]
+    result = df.groupBy(FILE_COLUMN).agg(*aggregates).cache()
+    rel_of = _Files(files)
+    try:
+        bad: dict[int, dict[str, int]] = {i: {} for i in counted}
+        if counted:
+            any_bad = " OR ".join(f"{name} > 0" for name in counted.values())
+            try:
+                _, rows = _validate(result, any_bad, [FILE_COLUMN, *counted.values()], limit=None)
+            except DataProofError:
+                _spark_error(result, any_bad)
+                raise
+            for row in rows:
+                for i, name in counted.items():
+                    if row[name]:
+                        bad[i][rel_of(row[FILE_COLUMN])] = int(row[name])
+        asked = [i for i, q in enumerate(questions) if q.extremes is not None]
+        extremes: dict[int, dict[str, tuple[Any, Any]]] = {i: {} for i in asked}
+        if asked:
+            shown = [c for i in asked for c in (f"min_{i}", f"max_{i}")]
+            for found in result.select(FILE_COLUMN, *shown).collect():
+                for i in asked:
+                    extremes[i][rel_of(found[FILE_COLUMN])] = (found[f"min_{i}"], found[f"max_{i}"])
+        return PassResult(bad, extremes)
+    finally:
+        result.unpersist()
 
 
 def values_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], column: str
@@ -176,7 +241,7 @@ def _requested(schema: Schema, wanted: Sequence[str] | None) -> str | None:
         return None
 
 
-def _condition(proof: Proof, columns: Sequence[str], source: DataType | None, target: DataType | None) -> str:
+def condition(proof: Proof, columns: Sequence[str], source: DataType | None, target: DataType | None) -> str:
     """The Spark SQL condition that selects the rows breaking the proof."""
     c = quoted(columns[0]) if columns else ""
     if proof.kind == "backfilled" and proof.source is not None:
@@ -242,8 +307,10 @@ def _string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple[dict[str, Any], ...]]:
-    """GX's verdict on one condition: the number of offending rows and a sample of them."""
+def _validate(df: DataFrame, bad: str, shown: Sequence[str], limit: int | None = SAMPLE
+              ) -> tuple[int, tuple[dict[str, Any], ...]]:
+    """GX's verdict on one condition: the number of offending rows and the first `limit` of them
+    (None: all)."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
@@ -265,7 +332,7 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple
         raise DataProofError(first_line(Exception(info.get("exception_message") or "no result")))
     count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
-    return count, tuple(_row(r) for r in rows[:SAMPLE])
+    return count, tuple(_row(r) for r in rows[:limit])
 
 
 def _spark_error(df: DataFrame, bad: str) -> None:

@@ -26,8 +26,12 @@ from schemaguard.proofs import PARTITIONS, SAMPLE, DecidedBy, Proof, ProofResult
 from schemaguard.proofs.drift import THRESHOLD, largest_step
 from schemaguard.proofs.gx_spark import (
     DataProofError,
+    PassResult,
+    Question,
+    condition,
     extremes_on_data,
     named_columns,
+    one_pass,
     prove_on_data,
     values_on_data,
 )
@@ -97,9 +101,76 @@ def run_proofs(table: TableRead, proofs: Sequence[Proof], scope: Scope = Scope()
         raise UsageError(f"{table.location}: no readable data file in the scope given")
     hidden = [c.lower() for c in sensitive]
     date_col = date_partition_column(table.scan.footers.partition_values())
-    return [_placed(_one(table, p, files, unreadable, spark, footer_only, keys,
-                         with_values and not any(c in p.column.lower() for c in hidden)), date_col)
-            for p in proofs]
+    asked = [_ask(table, p, files) for p in proofs]
+    answers = _data_pass(table, asked, spark) if spark is not None and not footer_only else None
+    return [_placed(_one(table, a, files, unreadable, spark, footer_only, keys,
+                         with_values and not any(c in a.proof.column.lower() for c in hidden),
+                         answers.get(i) if answers is not None else None), date_col)
+            for i, a in enumerate(asked)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """A proof with what statistics said of each file (None: a drift, decided by magnitudes) and
+    the files only the data can decide (stale-checksum files left out: Spark cannot read them)."""
+
+    proof: Proof
+    lookup: Lookup
+    target: DataType | None
+    facts: list[FileFacts] | None
+    needs_data: list[FileFooter]
+
+
+def _ask(table: TableRead, proof: Proof, files: list[FileFooter]) -> _Asked:
+    lookup, target = Lookup(proof.column), _target(proof)
+    stale = {s.rel for s in table.listing.stale_checksums}
+    if proof.kind == "unit-drift":
+        unknown = [f for f in files if f.rel not in stale and lookup(f.footer) is not None
+                   and magnitude(f, lookup(f.footer)) is None]
+        return _Asked(proof, lookup, target, None, unknown)
+    facts = _facts(table, proof, files, lookup, target)
+    unknown = [f for f, x in zip(files, facts, strict=True) if x.state == "unknown" and f.rel not in stale]
+    return _Asked(proof, lookup, target, facts, unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """The data pass's answer for one proof: its files with offending rows, or its extremes."""
+
+    bad: dict[str, int]
+    extremes: dict[str, tuple[object, object]]
+
+
+def _data_pass(table: TableRead, asked: list[_Asked], spark: SparkFactory) -> dict[int, _Answer] | None:
+    """Every proof that needs the data, answered by one read of the union of their files
+    (`gx_spark.one_pass`). None when no proof needs the data, or when the pass fails: each
+    proof is then read on its own, and its own failure is reported with it."""
+    wanted = [i for i, a in enumerate(asked) if a.needs_data]
+    if not wanted:
+        return None
+    files = list({f.rel: f for i in wanted for f in asked[i].needs_data}.values())
+    named = [named_columns(asked[i].proof) for i in wanted]
+    columns = None if any(not n for n in named) else list(dict.fromkeys(c for n in named for c in n))
+    questions = [_question(asked[i]) for i in wanted]
+    try:
+        result = one_pass(spark(), table.listing.root, files, columns, questions)
+    except DataProofError:
+        return None
+    return {i: _answer(result, k, asked[i]) for k, i in enumerate(wanted)}
+
+
+def _question(a: _Asked) -> Question:
+    if a.proof.kind == "unit-drift":
+        return Question(None, a.proof.column)
+    source = a.lookup(a.needs_data[0].footer)
+    return Question(condition(a.proof, named_columns(a.proof), source.type if source else None, a.target))
+
+
+def _answer(result: PassResult, k: int, a: _Asked) -> _Answer:
+    """The pass's result for question `k`, kept to the proof's own files."""
+    mine = {f.rel for f in a.needs_data}
+    return _Answer({rel: n for rel, n in result.bad.get(k, {}).items() if rel in mine},
+                   {rel: x for rel, x in result.extremes.get(k, {}).items() if rel in mine})
 
 
 def check_columns(table: TableRead, proofs: Sequence[Proof]) -> None:
@@ -125,14 +196,12 @@ def _placed(result: ProofResult, date_col: str | None) -> ProofResult:
     return replace(result, days=tuple(day for day, _ in files_per_day(partitions, date_col)))
 
 
-def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],
+def _one(table: TableRead, asked: _Asked, files: list[FileFooter], unreadable: tuple[str, ...],
          spark: SparkFactory | None, footer_only: bool, keys: Sequence[str],
-         with_values: bool) -> ProofResult:
-    if proof.kind == "unit-drift":
-        return _drift(table, proof, files, unreadable, spark, footer_only)
-    lookup = Lookup(proof.column)
-    target = _target(proof)
-    facts = _facts(table, proof, files, lookup, target)
+         with_values: bool, answer: _Answer | None) -> ProofResult:
+    proof, lookup, target, facts = asked.proof, asked.lookup, asked.target, asked.facts
+    if facts is None:
+        return _drift(table, asked, files, unreadable, spark, footer_only, answer)
     bad = {f.rel: x for f, x in zip(files, facts, strict=True) if x.state == "bad"}
     absent = [f.rel for f, x in zip(files, facts, strict=True) if x.state == "absent"]
     unknown = [f for f, x in zip(files, facts, strict=True) if x.state == "unknown"]
@@ -150,21 +219,31 @@ def _one(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tu
         why.append(f"{len(unread)} file(s) with a stale .crc sidecar left out of the data pass: Spark "
                    "cannot read their rows")
     if unknown and not footer_only and spark is not None and len(unread) < len(unknown):
-        read_now = [f for f in unknown if f.rel not in stale]
+        read_now = asked.needs_data
         source = lookup(read_now[0].footer)
+        columns, kind = named_columns(proof), source.type if source else None
         try:
-            outcome = prove_on_data(spark(), table.listing.root, proof, read_now, named_columns(proof), keys,
-                                    with_values, source.type if source else None, target)
+            if answer is None:  # no pass (or it failed): this proof reads its files alone
+                outcome = prove_on_data(spark(), table.listing.root, proof, read_now, columns, keys,
+                                        with_values, kind, target)
+                found, sample = outcome.bad_files, outcome.sample
+            else:
+                found, sample = answer.bad, ()
+                if found and proof.kind != "values":  # a sample of its rows, from those files alone
+                    holding = [f for f in read_now if f.rel in found]
+                    sample = prove_on_data(spark(), table.listing.root, proof, holding, columns, keys,
+                                           with_values, kind, target).sample
         except DataProofError as e:
             why.append(f"{len(read_now)} file(s) undecided: the data could not be checked: {e}")
         else:
-            for rel, n in outcome.bad_files.items():
+            for rel, n in found.items():
                 bad[rel] = FileFacts("bad", n, "data")
-            count += outcome.bad
-            rows_read, bytes_read, sample = outcome.rows_read, outcome.bytes_read, outcome.sample
+            count += sum(found.values())
+            rows_read, bytes_read = sum(f.rows for f in read_now), sum(f.size for f in read_now)
             decided_by = "data"
             if proof.kind == "values":
-                seen = values_on_data(spark(), table.listing.root, read_now, proof.column)
+                root = table.listing.root
+                seen = values_on_data(spark(), root, read_now, proof.column) if with_values else {}
                 sample = _observed(table, files, seen, proof.allowed) if with_values else ()
             unknown = unread
     elif unknown:
@@ -267,21 +346,28 @@ def _groups(table: TableRead, files: list[FileFooter]) -> list[tuple[str, list[F
     return sorted(groups.items(), key=key)
 
 
-def _drift(table: TableRead, proof: Proof, files: list[FileFooter], unreadable: tuple[str, ...],
-           spark: SparkFactory | None, footer_only: bool) -> ProofResult:
-    lookup = Lookup(proof.column)
+def _drift(table: TableRead, asked: _Asked, files: list[FileFooter], unreadable: tuple[str, ...],
+           spark: SparkFactory | None, footer_only: bool, answer: _Answer | None) -> ProofResult:
+    proof, lookup = asked.proof, asked.lookup
     groups = _groups(table, files)
     per_file = {f.rel: magnitude(f, lookup(f.footer)) for f in files}
     unknown = [f for f in files if per_file[f.rel] is None and lookup(f.footer) is not None]
     rows_read = bytes_read = 0
     decided_by: DecidedBy = "footer"
-    if unknown and spark is not None and not footer_only:
-        found, rows_read, bytes_read = extremes_on_data(spark(), table.listing.root, unknown, proof.column)
-        for f in unknown:
+    read_now = asked.needs_data
+    if read_now and spark is not None and not footer_only:
+        if answer is not None:
+            found, rows_read, bytes_read = (answer.extremes, sum(f.rows for f in read_now),
+                                            sum(f.size for f in read_now))
+        else:
+            found, rows_read, bytes_read = extremes_on_data(spark(), table.listing.root, read_now,
+                                                            proof.column)
+        for f in read_now:  # a file without rows has no extremes: nothing to compare
             low, high = found.get(f.rel, (None, None))
             per_file[f.rel] = max((Decimal(str(v)).copy_abs() for v in (low, high) if v is not None),
                                   default=Decimal(0))
-        decided_by, unknown = "data", []
+        decided_by = "data"
+        unknown = [f for f in unknown if per_file[f.rel] is None]  # stale checksums: never read
     if unknown:
         return ProofResult(proof, "unknown", decided_by, files_unknown=tuple(f.rel for f in unknown[:SAMPLE]),
                            why=_undecided(len(unknown), "without exact bounds", footer_only))
