@@ -228,13 +228,12 @@ def _read(spark: SparkSession, root: str, files: Sequence[FileFooter],
 
 
 def _requested(schema: Schema, wanted: Sequence[str] | None) -> str | None:
-    """The Spark schema that reads only the wanted top-level columns of one version, as Spark
-    types them: a column of the file that Spark cannot read (FLOAT16, say) is then never asked
-    for. None (let Spark read the footer) for every column, or when a wanted one has no Spark type."""
-    if wanted is None:
-        return None
-    keep = {w.lower() for w in wanted}
-    fields = tuple(f for f in schema.fields if segment(f.name).lower() in keep)
+    """The Spark schema that reads only the wanted top-level columns of one version (None: all),
+    as Spark types them: a column of the file that Spark cannot read (FLOAT16, say) is then never
+    asked for, and Spark infers nothing (inferring reads footers again, in a job of its own). None
+    (let Spark read the footer) when a column has no Spark type."""
+    keep = None if wanted is None else {w.lower() for w in wanted}
+    fields = tuple(f for f in schema.fields if keep is None or segment(f.name).lower() in keep)
     try:
         return schema_to_spark_json(spark_schema(Schema(fields))) if fields else None
     except (SparkUnreadable, SparkSchemaError):
