@@ -76,7 +76,7 @@ class Result:
 
     def to_pandas(self, which: str | None = None) -> Any:
         """A table of rows (`tables()`; the main one by default) as a pandas DataFrame."""
-        import pandas as pd  # type: ignore[import-untyped]  # (only where pandas is installed)
+        import pandas as pd  # (only where pandas is installed)
 
         return pd.DataFrame(self._table(which))
 

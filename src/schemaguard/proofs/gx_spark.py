@@ -8,11 +8,10 @@ partition columns), and the versions are unioned by name.
 Every proof of a table is answered in one pass (`one_pass`): one aggregation per file holding,
 for each proof, the rows its condition selects (`count_if`, in Spark SQL whose literals keep
 decimals and 64-bit integers exact: GX's between-expectation compares through double) and the
-extremes a drift proof needs. Great Expectations validates that result: one
-`UnexpectedRowsExpectation` (ephemeral context, Spark data source, whole DataFrame batch) whose
-unexpected rows are the files where some proof has offending rows. A refuted proof is then asked
-again on those files alone (`prove_on_data`: the same expectation over the rows) for a sample of
-the offending rows.
+extremes a drift proof needs. Great Expectations validates that result in-process (a pandas
+batch: each proof's count expected to be 0 in every file). A refuted proof is then asked again on
+the files holding its offending rows alone (`prove_on_data`: an `UnexpectedRowsExpectation` over
+the rows, ephemeral context, Spark data source, whole DataFrame batch) for a sample of them.
 """
 
 from __future__ import annotations
@@ -114,43 +113,55 @@ class PassResult:
 def one_pass(spark: SparkSession, root: str, files: Sequence[FileFooter], columns: Sequence[str] | None,
              questions: Sequence[Question]) -> PassResult:
     """Every question over `files` in one read of the data: a per-file aggregation (one Spark
-    job over the rows), cached, which Great Expectations validates (the files where a condition
-    selects rows) and from which the extremes are taken. Linear in rows, and in files times
-    questions for the result."""
+    job over the rows, as a hand-written query would be), whose collected result Great
+    Expectations validates in-process (each question's count expected to be 0 in every file) and
+    from which the extremes are taken. Linear in rows, and in files times questions after."""
     from pyspark.sql import functions as F
 
     df = _read(spark, root, files, columns)
     counted = {i: f"bad_{i}" for i, q in enumerate(questions) if q.condition is not None}
     aggregates = [F.count_if(F.expr(questions[i].condition or "")).alias(name) for i, name in counted.items()]
-    for i, q in enumerate(questions):
-        if q.extremes is not None:
-            column = quoted(q.extremes)
-            aggregates += [F.min(column).alias(f"min_{i}"), F.max(column).alias(f"max_{i}")]
-    result = df.groupBy(FILE_COLUMN).agg(*aggregates).cache()
+    asked = [i for i, q in enumerate(questions) if q.extremes is not None]
+    for i in asked:
+        column = quoted(questions[i].extremes or "")
+        aggregates += [F.min(column).alias(f"min_{i}"), F.max(column).alias(f"max_{i}")]
+    with _spark_failures():
+        rows = df.groupBy(FILE_COLUMN).agg(*aggregates).collect()
     rel_of = _Files(files)
-    try:
-        bad: dict[int, dict[str, int]] = {i: {} for i in counted}
-        if counted:
-            any_bad = " OR ".join(f"{name} > 0" for name in counted.values())
-            try:
-                _, rows = _validate(result, any_bad, [FILE_COLUMN, *counted.values()], limit=None)
-            except DataProofError:
-                _spark_error(result, any_bad)
-                raise
-            for row in rows:
-                for i, name in counted.items():
-                    if row[name]:
-                        bad[i][rel_of(row[FILE_COLUMN])] = int(row[name])
-        asked = [i for i, q in enumerate(questions) if q.extremes is not None]
-        extremes: dict[int, dict[str, tuple[Any, Any]]] = {i: {} for i in asked}
-        if asked:
-            shown = [c for i in asked for c in (f"min_{i}", f"max_{i}")]
-            for found in result.select(FILE_COLUMN, *shown).collect():
-                for i in asked:
-                    extremes[i][rel_of(found[FILE_COLUMN])] = (found[f"min_{i}"], found[f"max_{i}"])
-        return PassResult(bad, extremes)
-    finally:
-        result.unpersist()
+    rels = [rel_of(r[FILE_COLUMN]) for r in rows]
+    counts = {name: [int(r[name]) for r in rows] for name in counted.values()}
+    failing = _validate_counts(counts)
+    bad = {i: {rels[k]: counts[name][k] for k in failing[name]} for i, name in counted.items()}
+    extremes = {i: {rel: (r[f"min_{i}"], r[f"max_{i}"]) for rel, r in zip(rels, rows, strict=True)}
+                for i in asked}
+    return PassResult(bad, extremes)
+
+
+def _validate_counts(counts: dict[str, list[int]]) -> dict[str, list[int]]:
+    """GX's verdict on the per-file counts (a column per question, a row per file): for each
+    column, the rows (files) where it is not 0."""
+    import great_expectations as gx
+    import pandas as pd
+    from great_expectations.expectations.core.expect_column_values_to_be_between import (
+        ExpectColumnValuesToBeBetween,
+    )
+
+    if not counts:
+        return {}
+    with quiet_logger("great_expectations"):
+        batch = _gx_context().data_sources.add_pandas(name="counts").add_dataframe_asset(name="files") \
+            .add_batch_definition_whole_dataframe("whole").get_batch(
+                batch_parameters={"dataframe": pd.DataFrame(counts)})
+        suite = gx.ExpectationSuite(name="proofs", expectations=[
+            ExpectColumnValuesToBeBetween(column=name, min_value=0, max_value=0) for name in counts])
+        result = batch.validate(suite, result_format={"result_format": "COMPLETE"})
+    failing: dict[str, list[int]] = {}
+    for r in result.results:
+        info = r.exception_info or {}
+        if info.get("raised_exception") or "unexpected_index_list" not in (r.result or {}):
+            raise DataProofError(first_line(Exception(info.get("exception_message") or "no result")))
+        failing[r.expectation_config.kwargs["column"]] = [int(k) for k in r.result["unexpected_index_list"]]
+    return failing
 
 
 def values_on_data(spark: SparkSession, root: str, files: Sequence[FileFooter], column: str
@@ -306,18 +317,13 @@ def _string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _validate(df: DataFrame, bad: str, shown: Sequence[str], limit: int | None = SAMPLE
-              ) -> tuple[int, tuple[dict[str, Any], ...]]:
-    """GX's verdict on one condition: the number of offending rows and the first `limit` of them
-    (None: all)."""
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+def _validate(df: DataFrame, bad: str, shown: Sequence[str]) -> tuple[int, tuple[dict[str, Any], ...]]:
+    """GX's verdict on one condition: the number of offending rows and a sample of them."""
     from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
 
     with quiet_logger("great_expectations"):
-        context = gx.get_context(mode="ephemeral")
-        context.variables.progress_bars = ProgressBarsConfig(globally=False)  # stderr is for our own lines
-        asset = context.data_sources.add_spark(name="lake", persist=False).add_dataframe_asset(name="files")
+        source = _gx_context().data_sources.add_spark(name="lake", persist=False)
+        asset = source.add_dataframe_asset(name="files")
         batch = asset.add_batch_definition_whole_dataframe("whole").get_batch(
             batch_parameters={"dataframe": df})
         columns = ", ".join(quoted(c) for c in shown) or "1"
@@ -331,20 +337,39 @@ def _validate(df: DataFrame, bad: str, shown: Sequence[str], limit: int | None =
         raise DataProofError(first_line(Exception(info.get("exception_message") or "no result")))
     count = int(result.result["observed_value"])
     rows = (result.result.get("details") or {}).get("unexpected_rows") or []
-    return count, tuple(_row(r) for r in rows[:limit])
+    return count, tuple(_row(r) for r in rows[:SAMPLE])
+
+
+def _gx_context() -> Any:
+    """An ephemeral Great Expectations context that draws no progress bars (stderr is for our
+    own lines)."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    return context
 
 
 def _spark_error(df: DataFrame, bad: str) -> None:
     """Run the condition's query in Spark itself and raise its failure as a DataProofError (Spark's
     message names the file it could not read); return when Spark runs it."""
+    with _spark_failures():
+        df.where(bad).limit(1).collect()
+
+
+@contextlib.contextmanager
+def _spark_failures() -> Iterator[None]:
+    """A Spark failure inside as one DataProofError line (a task's: the JVM exception's own
+    message, which names the file)."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
     try:
-        df.where(bad).limit(1).collect()
+        yield
     except PySparkException as e:
         raise DataProofError(first_line(e)) from None
-    except Py4JJavaError as e:  # a task's failure: the JVM exception's own message names the file
+    except Py4JJavaError as e:
         raise DataProofError(first_line(Exception(str(e.java_exception.getMessage())))) from None
 
 
