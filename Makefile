@@ -90,10 +90,13 @@ $(MOTO):
 FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parquet_footer.py \
                 tests/test_footer_files.py
 
+# pytest-xdist, a test file per worker at a time (its module fixtures built once): each worker that
+# meets a Spark test starts its own shared session, and a test that waits on processes of its own
+# (a kill, a wheel, `make run`) overlaps the rest. At most 4 workers: each may hold a JVM.
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
 	SCHEMAGUARD_PYTHON_DECODER=1 $(VENV)/bin/pytest -m "not spark" $(FOOTER_TESTS)
 
 # formats/_thrift.c built with -fsanitize=address,undefined into a copy of the package under
