@@ -98,6 +98,7 @@ test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
 	SCHEMAGUARD_PYTHON_DECODER=1 $(VENV)/bin/pytest -m "not spark" $(FOOTER_TESTS)
+	$(PY) -m tests.mutants --sample 10
 
 # formats/_thrift.c built with -fsanitize=address,undefined into a copy of the package under
 # .sanitize/ (the installed build is left alone), then the footer tests and the fuzz test on it:
@@ -138,7 +139,8 @@ oracle-tables: setup
 oracle: setup $(ICEBERG_JAR)
 	$(PY) -m tests.oracle_search $(ARGS)
 
-# Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail.
+# Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail. `make test`
+# runs a sample of 10 that changes daily (its seed printed).
 mutants: setup
 	$(PY) -m tests.mutants
 

@@ -7,17 +7,22 @@ is caught.
 
     python -m tests.mutants            # all of them
     python -m tests.mutants 3 7        # some, by number
+    python -m tests.mutants --sample 10  # ten, drawn by a seed that changes daily (`make test`)
+
+The sample's seed is printed; `SCHEMAGUARD_MUTANT_SEED=S` draws the same sample again.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -268,9 +273,9 @@ def run(mutant: Mutant) -> bool:
         return _pytest(copy, mutant.tests).returncode == TESTS_FAILED
 
 
-def baseline() -> None:
-    """Unmutated, every test used here must pass, or a 'caught' would mean nothing."""
-    tests = tuple(sorted({t for m in MUTANTS for t in m.tests}))
+def baseline(chosen: list[Mutant]) -> None:
+    """Unmutated, every test the chosen faults use must pass, or a 'caught' would mean nothing."""
+    tests = tuple(sorted({t for m in chosen for t in m.tests}))
     with tempfile.TemporaryDirectory(prefix="mutant-base-") as tmp:
         _copy(Path(tmp))
         done = _pytest(Path(tmp), tests)
@@ -282,9 +287,21 @@ def baseline() -> None:
             raise SystemExit(f"the copy's source is not the one imported: {check.stdout.strip()}")
 
 
+def sample(size: int) -> list[Mutant]:
+    """`size` faults drawn by a seed (today's day number unless SCHEMAGUARD_MUTANT_SEED gives
+    one), printed so that a run can be repeated."""
+    seed = int(os.environ.get("SCHEMAGUARD_MUTANT_SEED", date.today().toordinal()))
+    print(f"mutants: a sample of {size} of {len(MUTANTS)}, seed {seed} (SCHEMAGUARD_MUTANT_SEED={seed} "
+          "draws it again)", flush=True)
+    return random.Random(seed).sample(list(MUTANTS), min(size, len(MUTANTS)))
+
+
 def main(argv: list[str]) -> int:
-    chosen = [MUTANTS[int(a) - 1] for a in argv] if argv else list(MUTANTS)
-    baseline()
+    if argv[:1] == ["--sample"]:
+        chosen = sample(int(argv[1]))
+    else:
+        chosen = [MUTANTS[int(a) - 1] for a in argv] if argv else list(MUTANTS)
+    baseline(chosen)
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         results = list(pool.map(run, chosen))
     for m, caught in zip(chosen, results, strict=True):
