@@ -99,6 +99,19 @@ def test_a_data_proof_leaves_the_users_temp_view_and_settings_as_they_were(spark
     spark.catalog.dropTempView("their_other_view")
 
 
+def test_a_first_call_on_a_new_session_leaves_its_delta_id_mapping_readable(
+        spark: Any, lake: Path, tmp_path: Path) -> None:
+    """Delta's extension turns Parquet field-id reads on as the session's analyzer is built, at
+    its first query; when that query is ours, those settings are the session's, not ours to unset."""
+    table = str(tmp_path / "ids")
+    spark.sql("SELECT 1 AS id, 'a' AS name").write.format("delta") \
+        .option("delta.columnMapping.mode", "id").save(table)
+    fresh = spark.newSession()  # a session whose analyzer no query has built yet
+    sg.check(str(lake / "orders"), agree=["amount_cents = amount * 100"], spark=fresh)
+    assert fresh.conf.get("spark.sql.parquet.fieldId.read.enabled") == "true"
+    assert [tuple(r) for r in fresh.read.format("delta").load(table).collect()] == [(1, "a")]
+
+
 def test_audit_my_table_in_one_line(lake: Path, tmp_path: Path) -> None:
     done = run("audit", str(lake / "orders"), "--no-catalog", "--proof", "not-null id", "--proof",
                "fits quantity:int64", "--format", "json", cwd=tmp_path)

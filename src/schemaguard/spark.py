@@ -204,6 +204,7 @@ def kept_conf(spark: SparkSession | None) -> Iterator[None]:
     if spark is None:
         yield
         return
+    _build_analyzer(spark)
     before = dict(spark.conf.getAll)
     try:
         yield
@@ -216,6 +217,17 @@ def kept_conf(spark: SparkSession | None) -> Iterator[None]:
             if after.get(key) != value:
                 with contextlib.suppress(Exception):
                     spark.conf.set(key, value)
+
+
+def _build_analyzer(spark: SparkSession) -> None:
+    """Build the session's analyzer (lazy until its first query) before a snapshot of its
+    settings: Delta's extension sets `spark.sql.parquet.fieldId.read.enabled` and `...write.enabled`
+    as the analyzer is built, once, and unsetting them afterwards as "set by our work" would fail
+    every later read of a Delta table under id column mapping in the caller's session. A Spark
+    Connect session builds it on the server: nothing to do here."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is not None:
+        session.sessionState().analyzer()
 
 
 def exercise(spark: SparkSession, folder: Path) -> None:
