@@ -118,15 +118,15 @@ def one_pass(spark: SparkSession, root: str, files: Sequence[FileFooter], column
     from which the extremes are taken. Linear in rows, and in files times questions after."""
     from pyspark.sql import functions as F
 
-    df = _read(spark, root, files, columns)
     counted = {i: f"bad_{i}" for i, q in enumerate(questions) if q.condition is not None}
-    aggregates = [F.count_if(F.expr(questions[i].condition or "")).alias(name) for i, name in counted.items()]
     asked = [i for i, q in enumerate(questions) if q.extremes is not None]
-    for i in asked:
-        column = quoted(questions[i].extremes or "")
-        aggregates += [F.min(column).alias(f"min_{i}"), F.max(column).alias(f"max_{i}")]
-    with _spark_failures():
-        rows = df.groupBy(FILE_COLUMN).agg(*aggregates).collect()
+    with _spark_failures():  # the union of versions (a type no union takes) or any query may fail
+        aggregates = [F.count_if(F.expr(questions[i].condition or "")).alias(name)
+                      for i, name in counted.items()]
+        for i in asked:
+            column = quoted(questions[i].extremes or "")
+            aggregates += [F.min(column).alias(f"min_{i}"), F.max(column).alias(f"max_{i}")]
+        rows = _read(spark, root, files, columns).groupBy(FILE_COLUMN).agg(*aggregates).collect()
     rel_of = _Files(files)
     rels = [rel_of(r[FILE_COLUMN]) for r in rows]
     counts = {name: [int(r[name]) for r in rows] for name in counted.values()}
