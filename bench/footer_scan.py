@@ -919,11 +919,15 @@ def four_proofs(spark: Any, root: str, files: Sequence[Any], repeat: int
     from schemaguard.formats.notation import parse_primitive
     from schemaguard.proofs import Proof
     from schemaguard.proofs.gx_spark import Question, condition, named_columns, one_pass
+    from schemaguard.proofs.stats import Lookup
 
     proofs = [Proof(kind, column, target=target, allowed=tuple(f"user{i:04d}" for i in range(4000))
                     if kind == "values" else None) for kind, column, target in FOUR_PROOFS]
-    kinds = {"user": parse_primitive("string", "bench"), "amount": parse_primitive("decimal(12,2)", "bench")}
-    conditions = [condition(p, named_columns(p), kinds.get(p.column), parse_primitive(p.target, "bench")
+    def kind(column: str) -> Any:  # the column's type as the files' footers say (the proofs' Lookup)
+        found = Lookup(column)(files[0].footer)
+        return found.type if found is not None else None
+
+    conditions = [condition(p, named_columns(p), kind(p.column), parse_primitive(p.target, "bench")
                             if p.target else None) for p in proofs]
     questions = [Question(c) for c in conditions]
 

@@ -119,15 +119,17 @@ class _Asked:
     target: DataType | None
     facts: list[FileFacts] | None
     needs_data: list[FileFooter]
+    magnitudes: dict[str, Decimal | None] | None = None  # a drift's: each file's, from statistics
 
 
 def _ask(table: TableRead, proof: Proof, files: list[FileFooter]) -> _Asked:
     lookup, target = Lookup(proof.column), _target(proof)
     stale = {s.rel for s in table.listing.stale_checksums}
     if proof.kind == "unit-drift":
-        unknown = [f for f in files if f.rel not in stale and lookup(f.footer) is not None
-                   and magnitude(f, lookup(f.footer)) is None]
-        return _Asked(proof, lookup, target, None, unknown)
+        magnitudes = {f.rel: magnitude(f, lookup(f.footer)) for f in files}
+        unknown = [f for f in files if f.rel not in stale and magnitudes[f.rel] is None
+                   and lookup(f.footer) is not None]
+        return _Asked(proof, lookup, target, None, unknown, magnitudes)
     facts = _facts(table, proof, files, lookup, target)
     unknown = [f for f, x in zip(files, facts, strict=True) if x.state == "unknown" and f.rel not in stale]
     return _Asked(proof, lookup, target, facts, unknown)
@@ -350,7 +352,7 @@ def _drift(table: TableRead, asked: _Asked, files: list[FileFooter], unreadable:
            spark: SparkFactory | None, footer_only: bool, answer: _Answer | None) -> ProofResult:
     proof, lookup = asked.proof, asked.lookup
     groups = _groups(table, files)
-    per_file = {f.rel: magnitude(f, lookup(f.footer)) for f in files}
+    per_file = dict(asked.magnitudes or {})
     unknown = [f for f in files if per_file[f.rel] is None and lookup(f.footer) is not None]
     rows_read = bytes_read = 0
     decided_by: DecidedBy = "footer"
