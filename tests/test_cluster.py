@@ -35,26 +35,48 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(port: int, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+def master_status(ui: int) -> dict[str, object] | None:
+    """The master's status from its JSON endpoint, or None while nothing (or something else) answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
+            status = json.load(answer)
+    except (OSError, ValueError):
+        return None
+    return status if isinstance(status, dict) else None
+
+
+def start_master(env: dict[str, str], seconds: float = 120) -> tuple[subprocess.Popen[bytes], str, int]:
+    """A master on two free ports that it really holds.
+
+    Under xdist another worker's Spark may take a port between `free_port()` and the master's bind;
+    Spark would then quietly move to the next port, so the master is started with no retries and the
+    whole start is tried again on fresh ports when it cannot bind.
+    """
+    for _ in range(5):
+        port, ui = free_port(), free_port()
+        url = f"spark://127.0.0.1:{port}"
+        master = subprocess.Popen([CLASS, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                   "--port", str(port), "--webui-port", str(ui)],
+                                  env={**env, "SPARK_MASTER_OPTS": "-Dspark.port.maxRetries=0"},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + seconds
+        while master.poll() is None and time.monotonic() < deadline:
+            status = master_status(ui)
+            if status is not None and status.get("url") == url:
+                return master, url, ui
+            time.sleep(0.3)
+        master.kill()
+        master.wait(timeout=60)
+    raise TimeoutError("no standalone master could hold its ports")
 
 
 def registered(ui: int, seconds: float = 120) -> None:
-    """Wait until the master's status (its JSON endpoint) lists an alive worker."""
+    """Wait until the master's status lists an alive worker."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as answer:
-                if json.load(answer).get("aliveworkers", 0) >= 1:
-                    return
-        except OSError:
-            pass
+        status = master_status(ui)
+        if status is not None and int(str(status.get("aliveworkers", 0))) >= 1:
+            return
         time.sleep(0.5)
     raise TimeoutError("no worker registered with the master")
 
@@ -64,14 +86,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     work = tmp_path_factory.mktemp("cluster")
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable}
-    port, ui = free_port(), free_port()
-    master = subprocess.Popen([CLASS, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(port), "--webui-port", str(ui)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"spark://127.0.0.1:{port}"
+    master, url, ui = start_master(env)
     worker = None
     try:
-        wait_for(port)
         worker = subprocess.Popen([CLASS, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
                                    "--cores", "2", "--memory", "2g", "--work-dir", str(work / "worker"),
                                    "--webui-port", str(free_port())], env=env,
