@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from schemaguard import meta
 from tests.helpers import assert_usage_error, run_here
 
 pytestmark = pytest.mark.spark
@@ -112,8 +113,10 @@ def test_the_rename_given_as_ddl_is_applied_step_by_step_behind_its_views(spark:
     assert not spark.catalog.tableExists("mig.shipments__v1")
     status = run_here("migrate", "status", "--plan", str(plan_file))
     assert all(line.split()[1] == "applied" for line in status.stdout.splitlines()[1:]), status.stdout
-    recorded = spark.sql("SELECT step, status, version_before, version_after FROM schemaguard.migrations "
+    recorded = spark.sql("SELECT step, status, version_before, version_after, schemaguard_version "
+                         "FROM schemaguard.migrations "
                          f"WHERE plan_id = '{status.stdout.split()[1]}' ORDER BY started_at").collect()
+    assert {r["schemaguard_version"] for r in recorded} == {meta.version()}
     assert [r["step"] for r in recorded if r["status"] == "applied"] == steps
     started = {r["step"]: r["version_before"] for r in recorded if r["status"] == "started"}
     assert set(started) == set(steps)  # each step was recorded `started` before its first statement

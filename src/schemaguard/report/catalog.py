@@ -318,9 +318,6 @@ def warm(spark: SparkSession, catalog: CatalogConfig) -> None:
 
 def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
     """The database and the report tables, created when missing (never altered or replaced)."""
-    from delta.tables import DeltaTable
-    from pyspark.errors import AnalysisException
-
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
     names = table_names(catalog)
     for table, schema in schemas().items():
@@ -329,13 +326,20 @@ def ensure_tables(spark: SparkSession, catalog: CatalogConfig) -> None:
         if spark.catalog.tableExists(names[table]):  # a metastore look-up: cheaper than createIfNotExists
             _expand_columns(spark, names[table], spark.table(names[table]).schema, schema)
             continue
-        try:
-            (DeltaTable.createIfNotExists(spark).tableName(names[table]).addColumns(schema)
-             .comment(f"schemaguard report: {table}").execute())
-        except AnalysisException:
-            # Another writer created it between our check and our create: fine if it is there now.
-            if not spark.catalog.tableExists(names[table]):
-                raise
+        _create(spark, names[table], schema, f"schemaguard report: {table}")
+
+
+def _create(spark: SparkSession, name: str, schema: StructType, comment: str) -> None:
+    """Create a Delta table that was missing a moment ago (another writer may just have made it)."""
+    from delta.tables import DeltaTable
+    from pyspark.errors import AnalysisException
+
+    try:
+        DeltaTable.createIfNotExists(spark).tableName(name).addColumns(schema).comment(comment).execute()
+    except AnalysisException:
+        # Another writer created it between our check and our create: fine if it is there now.
+        if not spark.catalog.tableExists(name):
+            raise
 
 
 def _expand_columns(spark: SparkSession, name: str, found: StructType, wanted: StructType) -> None:
@@ -438,8 +442,12 @@ def _committed(name: str, run_id: str, commit: Callable[[], object]) -> None:
 
 
 def _frame(spark: SparkSession, schema: StructType, rows: list[dict[str, Any]]) -> DataFrame:
-    names = schema.fieldNames()
-    return spark.createDataFrame([tuple(r[n] for n in names) for r in rows], schema)
+    """The rows as a DataFrame, sent to the JVM as Arrow: a list of tuples would be unpickled by
+    a Python worker, whose start costs a cold process about two seconds."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return spark.createDataFrame(pa.Table.from_pylist(rows, schema=to_arrow_schema(schema)), schema)
 
 
 def is_conflict(e: BaseException) -> bool:
@@ -555,12 +563,10 @@ def rows_from_log(location: Path, where: tuple[str, str]) -> list[dict[str, Any]
 
 
 def record_migration(spark: SparkSession, catalog: CatalogConfig, row: dict[str, Any]) -> None:
-    """Append one step's record in one commit (the table made on first use)."""
-    from delta.tables import DeltaTable
-
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
+    """Append one step's record in one commit (the database and table made on first use)."""
     name = migrations_table(catalog)
-    (DeltaTable.createIfNotExists(spark).tableName(name).addColumns(migrations_schema())
-     .comment("schemaguard: migration steps run with --apply").execute())
-    row = {**row, "schemaguard_version": version}
+    if not spark.catalog.tableExists(name):  # a metastore look-up: a step records twice
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(*_prefix(catalog))}")
+        _create(spark, name, migrations_schema(), "schemaguard: migration steps run with --apply")
+    row = {**row, "schemaguard_version": version()}
     _committed(name, row["plan_id"], lambda: _frame(spark, migrations_schema(), [row]).writeTo(name).append())
