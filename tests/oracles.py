@@ -40,6 +40,7 @@ from schemaguard.model import (
     TimestampType,
     TimeType,
     UuidType,
+    VoidType,
     walk,
 )
 
@@ -388,7 +389,7 @@ def spark_atomic() -> dict[type, DataType]:
         T.IntegerType: IntType(32), T.LongType: IntType(64), T.FloatType: FloatType(32),
         T.DoubleType: FloatType(64), T.StringType: StringType(), T.BinaryType: BinaryType(),
         T.DateType: DateType(), T.TimestampType: TimestampType("us", True),
-        T.TimestampNTZType: TimestampType("us", False),
+        T.TimestampNTZType: TimestampType("us", False), T.NullType: VoidType(),
     }
 
 

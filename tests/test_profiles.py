@@ -301,6 +301,17 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     # table (reader) int64, data (writer) int32: narrower data fails even with widening
     ("delta-merge", Options(type_widening=True), one("int32"), one("int64"), {("delta-merge.type", "error")}),
     ("delta-merge", Options(type_widening=True), one("int64"), one("int32"), set()),
+    # void (Spark's NullType): checked against Spark and delta-spark in tests/test_void.py
+    ("delta-merge", Options(), one("void"), one("string"), set()),
+    ("delta-merge", Options(), one("string"), one("void"), set()),
+    ("delta-merge", Options(), one("void"), one({"struct": [{"name": "a", "type": "int32"}]}), set()),
+    ("spark-merge", Options(), one("void"), one("string"), {("spark-merge.equal", "error")}),
+    ("spark-read", Options(), one("void"), one("string"), {("void.written", "info")}),
+    ("delta-read", Options(), one("void"), one({"list": "int64"}), {("void.written", "info")}),
+    ("spark-read", Options(vectorized_reader=False), one("int64"), one("void"), {("void.reader", "error")}),
+    ("positional", Options(), one({"struct": [{"name": "a", "type": "int32"}]}), one("void"),
+     {("void.reader", "error")}),
+    ("iceberg", Options(), one("void"), one("string"), {("iceberg.type-change", "error")}),
     # a timestamp_ntz column added to a table without one needs the timestampNtz feature (observed)
     ("delta-merge", Options(), schema_from_notation({"fields": [
         {"name": "c", "type": "int8"}, {"name": "d", "type": "timestamp_us_local"}]}), one("int8"),
@@ -311,7 +322,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
 # Rows that describe how fields are matched rather than a verdict: covered by the identity tests.
 DOCUMENTATION_ROWS = {"spark.identity", "delta.identity", "iceberg.identity", "delta-stream.identity",
                       "positional.identity", "spark-read.missing", "spark-read.nullability",
-                      "delta-read.missing", "positional.nullability"}
+                      "delta-read.missing", "positional.nullability",
+                      "delta-merge.void"}  # a merge that succeeds names no rule: tests/test_void.py
 
 
 @pytest.mark.parametrize(("profile", "options", "writer", "reader", "expected"), CASES,

@@ -104,6 +104,12 @@ class VariantType:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidType:
+    """Spark's NullType (`void`): a column that holds no values, only NULL. Delta keeps it in a
+    table's schema and leaves it out of the Parquet files it writes."""
+
+
+@dataclass(frozen=True, slots=True)
 class GeometryType:
     """Parquet GEOMETRY (WKB); `crs` as written, None when the footer names none (OGC:CRS84)."""
 
@@ -148,7 +154,7 @@ class MapType:
 PrimitiveType = (
     BooleanType | IntType | FloatType | DecimalType | StringType | BinaryType | FixedType
     | UuidType | JsonType | DateType | TimeType | TimestampType | Int96Type | VariantType
-    | GeometryType | GeographyType
+    | VoidType | GeometryType | GeographyType
 )
 DataType = PrimitiveType | EnumType | StructType | ListType | MapType
 

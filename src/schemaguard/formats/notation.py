@@ -47,6 +47,7 @@ from schemaguard.model import (
     TimeType,
     UuidType,
     VariantType,
+    VoidType,
     canonical_json,
     transform,
     visit,
@@ -70,6 +71,7 @@ _SIMPLE: dict[str, PrimitiveType] = {
     "date": DateType(),
     "timestamp_int96": Int96Type(),
     "variant": VariantType(),
+    "void": VoidType(),
 }
 for _bits in (8, 16, 32, 64):
     _SIMPLE[f"int{_bits}"] = IntType(_bits, True)

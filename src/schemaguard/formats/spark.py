@@ -2,8 +2,9 @@
 `org.apache.spark.sql.parquet.row.metadata`) into the model.
 
 Spark type -> notation: byte/short/integer/long -> int8..int64; float/double; decimal(p,s);
-string, char(n), varchar(n) -> string; binary; date; timestamp -> timestamp_us_utc (Spark's
-TIMESTAMP is an instant in microseconds); timestamp_ntz -> timestamp_us_local; array, map, struct.
+string, char(n), varchar(n) -> string; binary; date; void (NullType) -> void; timestamp ->
+timestamp_us_utc (Spark's TIMESTAMP is an instant in microseconds); timestamp_ntz ->
+timestamp_us_local; array, map, struct.
 Field ids come from the `parquet.field.id` metadata key, which is where Spark keeps them.
 """
 
@@ -39,6 +40,7 @@ from schemaguard.model import (
     TimestampType,
     UuidType,
     VariantType,
+    VoidType,
     canonical_json,
     join,
     visit,
@@ -63,6 +65,7 @@ _ATOMIC: dict[str, DataType] = {
     "timestamp": TimestampType("us", True),
     "timestamp_ntz": TimestampType("us", False),
     "variant": VariantType(),
+    "void": VoidType(),
 }
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 _CHAR = re.compile(r"(?:var)?char\(\d+\)")

@@ -55,6 +55,7 @@ from schemaguard.model import (
     SchemaTransform,
     StructType,
     TimestampType,
+    VoidType,
     join,
     parts,
     segment,
@@ -94,6 +95,10 @@ DELTA_NTZ = Rule("delta-merge.timestamp-ntz", "a timestamp_ntz column needs the 
                  "feature, which a merge does not enable on a table that has none "
                  "(DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT)", f"{CR} §4 (observed on Delta 4.4.0: an added "
                  "timestamp_ntz column, top-level or nested, nullable or not, fails the append)")
+DELTA_VOID = Rule("delta-merge.void", "a void (NullType) column merges with any type: the data's type "
+                  "replaces the table's void, and void data keeps the table's type",
+                  "delta-spark 4.4 SchemaMergingUtils.mergeSchemas ((NullType, _) => update; (_, NullType) "
+                  "=> current); tests/test_void.py")
 KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with another kind",
             f"{CR} §4, §5")
 
@@ -302,10 +307,17 @@ class _DeltaMerge(_Merge):
     def map(self, writer: MapType, reader: MapType, paths: Paths, key: DataType, value: DataType) -> DataType:
         return MapType(key, value, reader.value_nullable)
 
+    def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> DataType:
+        void = _void_merged(reader, writer)
+        return void if void is not None else super().mismatch(writer, reader, paths)
+
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> DataType:
         tt, dt, path, o = reader, writer, paths.reader, self.o
         if tt == dt:
             return tt
+        void = _void_merged(tt, dt)
+        if void is not None:
+            return void
         if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
             return dt
         if _small_int(tt) and _small_int(dt):
@@ -315,6 +327,13 @@ class _DeltaMerge(_Merge):
         if not o.type_widening:
             return self.clash(_Clash(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING), tt)
         return self.clash(_Clash(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE), tt)
+
+
+def _void_merged(table: DataType, data: DataType) -> DataType | None:
+    """Delta's merge of a void column with another type (DELTA_VOID), None when neither is void."""
+    if isinstance(data, VoidType):
+        return table
+    return data if isinstance(table, VoidType) else None
 
 
 def _small_int(t: DataType) -> TypeGuard[IntType]:

@@ -29,6 +29,7 @@ from schemaguard.model import (
     Paths,
     Schema,
     StructType,
+    VoidType,
     fields_of,
     visit_with_partner,
 )
@@ -62,7 +63,17 @@ class Table:
     ids_only: Rule | None = None  # Delta `id` mapping: a file's columns bind by field id, never by name
     ambiguous: Rule | None = None  # names matched case-insensitively: several data columns match one
     rows: tuple[Promotion, ...] | None = None  # the row-by-row reader's table, when vectorized_reader is off
+    spark_void: bool = False  # reads through Spark, whose NullType (`void`) reads as below
 
+
+# Spark's NullType (`void`): a column holding no values, which Delta keeps in a table's schema and
+# leaves out of the files it writes.
+VOID_WRITTEN = Rule("void.written", "a void column holds no values (Delta leaves it out of the files it "
+                    "writes): a reader of any type reads NULL", f"{PS} §2.6 (a column absent from a file "
+                    "reads as null); delta-spark 4.4 SchemaUtils.dropNullTypeColumns; tests/test_void.py")
+VOID_READER = Rule("void.reader", "Spark's Parquet reader fails a column that holds values read as void "
+                   "(FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH: 'Expected Spark type void')",
+                   f"{PS} §2.5; Spark 4.1 Parquet readers, vectorized and row by row (tests/test_void.py)")
 
 _DELTA_ID = Rule(
     "delta.id-mode", "column mapping `id`: readers bind a file's columns by Parquet field id only: a file "
@@ -82,7 +93,7 @@ SPARK_READ = Table(
                    "case-insensitively: Spark's Parquet reader fails the read ('Found duplicate field(s) "
                    "... in case-insensitive mode')", f"{PS} §2.7; Spark 4.1 ParquetReadSupport."
                    "clipParquetGroupFields (tests/test_oracle_spark_read.py)"),
-    rows=SPARK_ROW_READ,
+    rows=SPARK_ROW_READ, spark_void=True,
 )
 
 DELTA_READ = Table(
@@ -101,6 +112,7 @@ DELTA_READ = Table(
                   "(any, without the feature): Delta refuses the ALTER and its readers the file",
                   f"{CR} §4 type widening ('Readers must reject any type change they do not support'); "
                   "delta-spark 4.4 ALTER COLUMN TYPE (the read oracle)"),
+    spark_void=True,
 )
 
 ICEBERG = Table(
@@ -159,7 +171,7 @@ POSITIONAL = Table(
                  "default, else null, which a required column cannot hold", _IDENTITY_POSITION),
     missing_ok=lambda f, o: f.nullable or f.has_default,
     tighten=Rule("positional.nullability", "positional readers do not check nullability",
-                 _IDENTITY_POSITION), tighten_ok=True,
+                 _IDENTITY_POSITION), tighten_ok=True, spark_void=True,
 )
 
 TYPE_MISMATCH = Rule("type-mismatch", "no rule of this profile reads this type as that one",
@@ -277,11 +289,15 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
 
     def mismatch(self, writer: DataType, reader: DataType, paths: Paths) -> Problems:
         path = paths.reader
+        void = _void(writer, reader, path, self.table)
+        if void is not None:
+            return void
         return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(writer)} in the data and "
                         f"{describe(reader)} to the reader: {SHAPE.text}", SHAPE)]
 
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Problems:
-        return _primitive(writer, reader, paths.reader, self.table, self.o)
+        void = _void(writer, reader, paths.reader, self.table)
+        return void if void is not None else _primitive(writer, reader, paths.reader, self.table, self.o)
 
     def _nullability(self, w_null: bool, r_null: bool, path: str, what: str) -> Problems:
         tighten = self.table.tighten
@@ -304,6 +320,17 @@ def _moved(pairs: Sequence[Pair], writer: Sequence[Field], reader: Sequence[Fiel
 
 def _has_ids(schema: Schema) -> bool:
     return any(f.id is not None for _, f in fields_of(schema))
+
+
+def _void(w: DataType, r: DataType, path: str, table: Table) -> Problems | None:
+    """A void column on one side only, for a profile that reads through Spark (None otherwise)."""
+    if not table.spark_void or isinstance(w, VoidType) == isinstance(r, VoidType):
+        return None
+    if isinstance(w, VoidType):
+        return [Problem(path, "PROMOTED", f"`{path}` void read as {describe(r)}: {VOID_WRITTEN.text}",
+                        VOID_WRITTEN, "info")]
+    return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and void to the reader: "
+                    f"{VOID_READER.text}", VOID_READER)]
 
 
 def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
