@@ -4,12 +4,15 @@ and the plan's checks on them."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import json
 import struct
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -193,6 +196,33 @@ def test_the_time_limit_stops_work_that_never_ends() -> None:
     with pytest.raises(QueryTimeout):
         within(0.05, lambda: [sqlglot.parse_one(query) for _ in itertools.count()])
     assert within(0.05, lambda: "done") == "done"  # and leaves quick work alone
+
+
+def test_the_time_limit_works_off_the_main_thread() -> None:
+    # a notebook's or a scheduler's worker thread: signals never reach it
+    query = "SELECT weight FROM shipments WHERE id > 3"
+
+    def endless() -> str:
+        try:
+            within(0.05, lambda: [sqlglot.parse_one(query) for _ in itertools.count()])
+        except QueryTimeout:
+            return "stopped"
+        return "not stopped"
+
+    def racing() -> int:
+        # limits about as long as the work: each ends either way, and no timeout is left pending
+        ended = 0
+        for i in range(150):
+            with contextlib.suppress(QueryTimeout):
+                within(0.001 * (i % 30), lambda: [sqlglot.parse_one(query).sql() for _ in range(20)])
+            ended += 1
+        time.sleep(0.05)  # a timeout left pending would be raised here, outside `within`
+        return ended
+
+    with ThreadPoolExecutor(2) as pool:
+        stopped, raced = pool.submit(endless), pool.submit(racing)
+        assert stopped.result(timeout=60) == "stopped"
+        assert raced.result(timeout=60) == 150
 
 
 def test_a_pathological_query_is_stopped_by_its_time_limit(tmp_path: Path) -> None:

@@ -39,12 +39,14 @@ fixed reasons.
 from __future__ import annotations
 
 import csv
+import ctypes
 import hashlib
 import io
 import json
 import os
 import re
-import signal
+import sys
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -635,32 +637,57 @@ class QueryTimeout(BaseException):
 
 
 RETRY_SECONDS = 0.01
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    # The signal lands in whatever Python code runs now, which may be a finalizer (py4j's, in a
-    # session with Spark) that would swallow the exception and print it: raise only inside the
-    # work itself (sqlglot's or our code), else try again a moment later.
-    signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
-    if frame is not None and any(part in frame.f_code.co_filename for part in _WORK):
-        raise QueryTimeout
-
-
 _WORK = (f"{os.sep}sqlglot{os.sep}", f"{os.sep}schemaguard{os.sep}")
 
 
 def within(seconds: float, work: Callable[[], R]) -> R:
-    """`work()` stopped after `seconds` (by SIGALRM; in the main thread only, else unbounded)."""
-    try:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-    except ValueError:  # not the main thread: signals cannot be used
-        return work()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    """`work()` stopped after `seconds`, in any thread (no signal: they reach the main thread only).
+
+    A watchdog thread raises QueryTimeout in the working thread (CPython's
+    PyThreadState_SetAsyncExc) when that thread runs the work's own code, sqlglot's or ours, and
+    tries again a moment later otherwise: a finalizer (py4j's, beside Spark) would swallow it.
+    Once the work ends, no timeout is raised again and none stays pending."""
+    target = threading.get_ident()
+    finished = threading.Event()
+    lock = threading.Lock()  # held while raising, so that after `finished` nothing more is raised
+
+    def watch() -> None:
+        wait = seconds
+        while not finished.wait(wait):
+            with lock:
+                frame = sys._current_frames().get(target)
+                if not finished.is_set() and frame is not None and _in_work(frame):
+                    _raise_in(target, QueryTimeout)
+            wait = RETRY_SECONDS  # again, until the work has ended (a timeout may be swallowed)
+
+    watchdog = threading.Thread(target=watch, name="schemaguard-time-limit", daemon=True)
+    watchdog.start()
     try:
         return work()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        _stop(finished, lock, target)
+
+
+def _in_work(frame: FrameType) -> bool:
+    return any(part in frame.f_code.co_filename for part in _WORK)
+
+
+def _stop(finished: threading.Event, lock: threading.Lock, target: int) -> None:
+    """End a watchdog: nothing is raised after `finished` is set under the lock; a timeout raised
+    before that, still pending, is cleared (or, if it fires first, reaches the caller of `within`)."""
+    while not finished.is_set():
+        try:
+            with lock:
+                finished.set()
+        except QueryTimeout:
+            continue  # raised while taking the lock: the watchdog is still on, set it again
+    _raise_in(target, None)
+
+
+def _raise_in(thread: int, exception: type[BaseException] | None) -> None:
+    """Raise `exception` in another thread at its next bytecode (None clears a pending one)."""
+    raised = ctypes.py_object(exception) if exception is not None else None  # None: NULL, which clears
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), raised)
 
 
 def text_key(text: str) -> str | bytes:
