@@ -512,6 +512,7 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
     "delta-merge.type": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.no-widening": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.timestamp-ntz": frozenset({"DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"}),
+    "delta-write.schema-change": frozenset({"DELTA_METADATA_MISMATCH"}),
     # delta-read (tests/test_oracle_delta_read.py): Delta refuses the DDL that would make a reader
     # meet the change, Spark's analysis or Delta's own ALTER TABLE CHANGE COLUMN check first.
     "delta-read.type-change": frozenset({"NOT_SUPPORTED_CHANGE_COLUMN",

@@ -29,6 +29,7 @@ from schemaguard.model import (
 )
 from schemaguard.rules import avro as avro_rules
 from schemaguard.rules import merge as merge_rules
+from schemaguard.rules import profiles as profile_rules
 from schemaguard.rules import promotions, read
 from schemaguard.rules.modes import Mode, check, pairs
 from schemaguard.rules.profiles import PROFILES, ReadProfile, can_read, merge_schemas
@@ -301,6 +302,12 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     # table (reader) int64, data (writer) int32: narrower data fails even with widening
     ("delta-merge", Options(type_widening=True), one("int32"), one("int64"), {("delta-merge.type", "error")}),
     ("delta-merge", Options(type_widening=True), one("int64"), one("int32"), set()),
+    # a write without mergeSchema (tests/test_oracle_delta_write.py): the table is the reader
+    ("delta-write", Options(), one("int8"), one("int32"), set()),
+    ("delta-write", Options(), one("int64"), one("int32"), {("delta-merge.no-widening", "error")}),
+    ("delta-write", Options(type_widening=True), one("int64"), one("int32"),
+     {("delta-write.schema-change", "error")}),
+    ("delta-write", Options(), one("string"), one("string", False), {("delta-write.not-null", "warning")}),
     # void (Spark's NullType): checked against Spark and delta-spark in tests/test_void.py
     ("delta-merge", Options(), one("void"), one("string"), set()),
     ("delta-merge", Options(), one("string"), one("void"), set()),
@@ -323,7 +330,8 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
 DOCUMENTATION_ROWS = {"spark.identity", "delta.identity", "iceberg.identity", "delta-stream.identity",
                       "positional.identity", "spark-read.missing", "spark-read.nullability",
                       "delta-read.missing", "positional.nullability",
-                      "delta-merge.void"}  # a merge that succeeds names no rule: tests/test_void.py
+                      "delta-merge.void",  # a merge that succeeds names no rule: tests/test_void.py
+                      "delta.drop-rename"}  # table_refusals, not can_read: tests/test_delta_refusals.py
 
 
 @pytest.mark.parametrize(("profile", "options", "writer", "reader", "expected"), CASES,
@@ -349,7 +357,7 @@ def all_rule_ids() -> set[str]:
     ids = {p.rule.id for t in TABLES for p in promotion_rows(t)} | {r.id for r in avro_rules.RULES.values()}
     for t in TABLES:
         ids |= {r.id for r in table_rules(t)}
-    for module in (base, read, promotions, merge_rules, avro_rules):
+    for module in (base, read, promotions, merge_rules, avro_rules, profile_rules):
         ids |= {v.id for v in vars(module).values() if isinstance(v, base.Rule)}
     return ids
 

@@ -17,7 +17,7 @@ from schemaguard.formats.avro import AvroSchemaError, as_avro
 from schemaguard.model import Schema
 from schemaguard.names import Identity
 from schemaguard.rules import avro, read
-from schemaguard.rules.changes import OpKind, diff
+from schemaguard.rules.changes import Operation, OpKind, diff
 from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
 
 
@@ -82,12 +82,55 @@ class MergeProfile:
                 for c in self.merge([reader, writer], options).conflicts]
 
 
-AnyProfile = ReadProfile | MergeProfile | AvroProfile
+# A batch write without mergeSchema: ImplicitMetadataOperation.updateMetadata merges the data's
+# schema, made nullable, into the table's (SchemaMergingUtils.mergeSchemas, as `delta-merge`) and
+# refuses the write when the merged schema is not the table's.
+_IMO = "delta-spark 4.4 ImplicitMetadataOperation.updateMetadata (tests/test_oracle_delta_write.py)"
+DELTA_WRITE = Rule("delta-write.schema-change", "a write without mergeSchema must leave the table's "
+                   "schema as it is: a new column or a changed type fails it (DELTA_METADATA_MISMATCH)",
+                   f"{CR} §4; {_IMO}")
+DELTA_WRITE_NULLS = Rule("delta-write.not-null", "the data may hold nulls in a NOT NULL column: the "
+                         "schema check passes (the data's schema is made nullable), and the first null "
+                         "written fails the write (DELTA_NOT_NULL_CONSTRAINT_VIOLATED)",
+                         f"{CR} §4; {_IMO}; delta-spark 4.4 DeltaInvariantChecker")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteProfile:
+    """Delta's batch write of a DataFrame without mergeSchema: the table's schema is the reader's,
+    the DataFrame's the writer's. The write succeeds when Delta's merge of the two leaves the
+    table's schema unchanged; columns the data lacks are written as null."""
+
+    name: str = "delta-write"
+    default_identity: Identity = "name-ci"
+    by_mapping_id: bool = True
+    case_flag: bool = True
+
+    def problems(self, writer: Schema, reader: Schema, options: Options) -> list[Problem]:
+        result = merge([reader, writer], delta_merge, options)
+        if result.merged is None:  # the merge itself fails, as it does with mergeSchema
+            return [Problem(c.path, "MERGE_CONFLICT", c.message, c.rule) for c in result.conflicts]
+        changed = [Problem(op.path, "SCHEMA_CHANGE_NEEDS_MERGE",
+                           f"`{op.path}`: {_spelt(op)}: {DELTA_WRITE.text}", DELTA_WRITE)
+                   for op in diff(reader, result.merged, "name-ci")]
+        nulls = [Problem(op.path, "NULLS_INTO_NOT_NULL", f"`{op.path}`: {DELTA_WRITE_NULLS.text}",
+                         DELTA_WRITE_NULLS, "warning")
+                 for op in diff(reader, writer, "name-ci") if op.kind == OpKind.NULLABILITY_RELAXED]
+        return changed + nulls
+
+
+def _spelt(op: Operation) -> str:
+    """An operation in a few words: `add optional field (- -> int64)`."""
+    return f"{op.kind.value.replace('_', ' ')} ({op.before or '-'} -> {op.after or '-'})"
+
+
+AnyProfile = ReadProfile | MergeProfile | AvroProfile | WriteProfile
 _ALL: tuple[AnyProfile, ...] = (
     AvroProfile(),
     ReadProfile("spark-read", read.SPARK_READ, case_flag=True),
     MergeProfile("spark-merge", spark_merge),
     MergeProfile("delta-merge", delta_merge, by_mapping_id=True),
+    WriteProfile(),
     ReadProfile("delta-read", read.DELTA_READ, by_mapping_id=True, case_flag=True),
     ReadProfile("delta-stream", read.DELTA_STREAM, by_mapping_id=True),
     ReadProfile("iceberg", read.ICEBERG),
