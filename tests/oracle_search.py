@@ -1,7 +1,7 @@
 """`make oracle`: a randomized search against the real engines, several thousand pairs.
 
 The same cases and checks as the oracle tests (spark-read, spark-merge over 3 to 5 files in any
-order, delta-merge with and without type widening), drawn afresh each run instead of the fixed
+order, delta-merge and delta-write with and without type widening), drawn afresh each run instead of the fixed
 sample `make test` runs. Every disagreement is written to `tests/oracle_cases/` as a case that
 `tests/test_oracle_cases.py` replays in `make test` from then on; the run prints what it found
 and exits 1 when it found anything.
@@ -25,7 +25,8 @@ from schemaguard.formats.notation import dumps, loads
 from schemaguard.model import Schema
 
 CASES = Path(__file__).resolve().parent / "oracle_cases"
-SHARE = {"spark-read": 0.45, "spark-merge": 0.35, "delta-merge": 0.20}  # of the pairs asked for
+# of the pairs asked for
+SHARE = {"spark-read": 0.40, "spark-merge": 0.30, "delta-merge": 0.15, "delta-write": 0.15}
 
 
 def encode(oracle: str, args: tuple[Any, ...]) -> dict[str, Any]:
@@ -54,6 +55,7 @@ def decode(doc: dict[str, Any]) -> tuple[str, list[Any]]:
 def checks() -> dict[str, tuple[Callable[..., None], st.SearchStrategy[Any]]]:
     """Each oracle's check and the strategy of its cases, from the oracle tests themselves."""
     from tests.test_oracle_delta_merge import check_delta, delta_cases
+    from tests.test_oracle_delta_write import check_write
     from tests.test_oracle_spark_merge import check_merge, merge_cases
     from tests.test_oracle_spark_read import check_read, read_cases
 
@@ -61,6 +63,8 @@ def checks() -> dict[str, tuple[Callable[..., None], st.SearchStrategy[Any]]]:
         "spark-read": (check_read, read_cases()),
         "spark-merge": (check_merge, merge_cases()),
         "delta-merge": (lambda spark, t, d, w: check_delta(spark, t, d, w),
+                        st.tuples(delta_cases(), st.booleans()).map(lambda x: (*x[0], x[1]))),
+        "delta-write": (lambda spark, t, d, w: check_write(spark, t, d, w),
                         st.tuples(delta_cases(), st.booleans()).map(lambda x: (*x[0], x[1]))),
     }
 

@@ -108,11 +108,12 @@ class WriteProfile:
 
     def problems(self, writer: Schema, reader: Schema, options: Options) -> list[Problem]:
         result = merge([reader, writer], delta_merge, options)
-        if result.merged is None:  # the merge itself fails, as it does with mergeSchema
+        table = merge([reader], delta_merge, options).merged  # the table's schema as Spark holds it
+        if result.merged is None or table is None:  # the merge fails, as it does with mergeSchema
             return [Problem(c.path, "MERGE_CONFLICT", c.message, c.rule) for c in result.conflicts]
         changed = [Problem(op.path, "SCHEMA_CHANGE_NEEDS_MERGE",
                            f"`{op.path}`: {_spelt(op)}: {DELTA_WRITE.text}", DELTA_WRITE)
-                   for op in diff(reader, result.merged, "name-ci")]
+                   for op in diff(table, result.merged, "name-ci")]
         nulls = [Problem(op.path, "NULLS_INTO_NOT_NULL", f"`{op.path}`: {DELTA_WRITE_NULLS.text}",
                          DELTA_WRITE_NULLS, "warning")
                  for op in diff(reader, writer, "name-ci") if op.kind == OpKind.NULLABILITY_RELAXED]
