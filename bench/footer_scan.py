@@ -643,6 +643,9 @@ def print_incremental(r: IncrementalResult) -> None:
     log(f"  {r.files:,} unchanged files: the rerun takes {r.rerun.best:.2f} s against {r.full.best:.2f} s "
         f"for a full read ({r.full.best / r.rerun.best:.1f}x faster); the first run, writing the cache: "
         f"{r.first:.2f} s")
+    share = r.rerun.best / r.first
+    log(f"  the rerun is {share:.2f} of the first run (target 0.3) "
+        f"{met(share <= 0.3, 'an unchanged rerun within 0.3 of the first run')}")
 
 
 def print_memory_at_scale(results: Sequence[tuple[str, Memory]]) -> None:
