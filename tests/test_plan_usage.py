@@ -11,6 +11,7 @@ import json
 import struct
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -198,9 +199,11 @@ def test_the_time_limit_stops_work_that_never_ends() -> None:
     assert within(0.05, lambda: "done") == "done"  # and leaves quick work alone
 
 
-def test_the_time_limit_works_off_the_main_thread() -> None:
+def test_the_time_limit_works_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     # a notebook's or a scheduler's worker thread: signals never reach it
     query = "SELECT weight FROM shipments WHERE id > 3"
+    died: list[type[BaseException] | None] = []  # a thread ended by an exception (ours or theirs)
+    monkeypatch.setattr(threading, "excepthook", lambda failed: died.append(failed.exc_type))
 
     def endless() -> str:
         try:
@@ -223,6 +226,7 @@ def test_the_time_limit_works_off_the_main_thread() -> None:
         stopped, raced = pool.submit(endless), pool.submit(racing)
         assert stopped.result(timeout=60) == "stopped"
         assert raced.result(timeout=60) == 150
+    assert died == []
 
 
 def test_a_pathological_query_is_stopped_by_its_time_limit(tmp_path: Path) -> None:

@@ -43,10 +43,9 @@ import ctypes
 import hashlib
 import io
 import json
-import os
 import re
-import sys
 import threading
+import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ from datetime import UTC, datetime
 from functools import lru_cache, partial
 from itertools import chain
 from pathlib import Path
-from types import FrameType
+from queue import Empty, SimpleQueue
 from typing import Any, Generic, TextIO, TypeVar
 
 import sqlglot
@@ -637,57 +636,91 @@ class QueryTimeout(BaseException):
 
 
 RETRY_SECONDS = 0.01
-_WORK = (f"{os.sep}sqlglot{os.sep}", f"{os.sep}schemaguard{os.sep}")
+IDLE_SECONDS = 1.0  # how often an idle resolver thread looks whether its caller has ended
+
+
+class _Job(Generic[R]):
+    """One piece of work handed to a resolver thread, and what came of it."""
+
+    def __init__(self, work: Callable[[], R]) -> None:
+        self.work = work
+        self.started = False
+        self.result: R | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Lock()  # a C lock, held until the work has ended: no Python code
+        self.done.acquire()           # runs in the caller's thread while it waits
+
+
+class _Resolver(threading.Thread):
+    """A thread of our own that runs the work `within` is given. The timeout is raised into this
+    thread (CPython's PyThreadState_SetAsyncExc), never into the caller's, and only while the work
+    runs here; one that lands just after the work has ended ends this thread quietly, and
+    `within` starts another."""
+
+    def __init__(self, caller: threading.Thread) -> None:
+        super().__init__(name="schemaguard-resolver", daemon=True)
+        self.caller = caller
+        self.jobs: SimpleQueue[_Job[Any]] = SimpleQueue()
+        self.current: _Job[Any] | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._serve()
+        except QueryTimeout:
+            return
+
+    def _serve(self) -> None:
+        while self.caller.is_alive():  # an idle resolver ends with its caller
+            try:
+                job = self.jobs.get(timeout=IDLE_SECONDS)
+            except Empty:
+                continue
+            job.started, self.current = True, job
+            try:
+                job.result = job.work()
+            except BaseException as e:  # every outcome goes back to the caller, a timeout too
+                job.error = e
+            finally:
+                self.current = None
+                job.done.release()
+
+
+_RESOLVERS = threading.local()
+
+
+def _resolver() -> _Resolver:
+    """The calling thread's resolver, started when it has none (or its last one ended)."""
+    resolver: _Resolver | None = getattr(_RESOLVERS, "resolver", None)
+    if resolver is None or not resolver.is_alive():
+        resolver = _RESOLVERS.resolver = _Resolver(threading.current_thread())
+    return resolver
 
 
 def within(seconds: float, work: Callable[[], R]) -> R:
-    """`work()` stopped after `seconds`, in any thread (no signal: they reach the main thread only).
-
-    A watchdog thread raises QueryTimeout in the working thread (CPython's
-    PyThreadState_SetAsyncExc) when that thread runs the work's own code, sqlglot's or ours, and
-    tries again a moment later otherwise: a finalizer (py4j's, beside Spark) would swallow it.
-    Once the work ends, no timeout is raised again and none stays pending."""
-    target = threading.get_ident()
-    finished = threading.Event()
-    lock = threading.Lock()  # held while raising, so that after `finished` nothing more is raised
-
-    def watch() -> None:
-        wait = seconds
-        while not finished.wait(wait):
-            with lock:
-                frame = sys._current_frames().get(target)
-                if not finished.is_set() and frame is not None and _in_work(frame):
-                    _raise_in(target, QueryTimeout)
-            wait = RETRY_SECONDS  # again, until the work has ended (a timeout may be swallowed)
-
-    watchdog = threading.Thread(target=watch, name="schemaguard-time-limit", daemon=True)
-    watchdog.start()
-    try:
-        return work()
-    finally:
-        _stop(finished, lock, target)
+    """`work()` stopped after `seconds` by QueryTimeout, from any thread (signals reach only the
+    main thread). The work runs in the calling thread's resolver; the caller only waits, so no
+    timeout is ever raised into it from outside."""
+    job = _Job(work)
+    resolver = _resolver()
+    resolver.jobs.put(job)
+    deadline = time.monotonic() + seconds
+    while not job.done.acquire(timeout=min(IDLE_SECONDS, max(deadline - time.monotonic(), RETRY_SECONDS))):
+        if not resolver.is_alive():  # ended by a late timeout of an earlier piece of work
+            if job.started:
+                raise QueryTimeout
+            resolver = _resolver()
+            resolver.jobs.put(job)  # it never ran: hand it to the new one
+        elif resolver.current is job and time.monotonic() >= deadline:
+            _raise_in(resolver.ident or 0, QueryTimeout)  # again a moment later: a finalizer may swallow it
+    if job.error is not None:
+        raise job.error
+    return job.result  # type: ignore[return-value]  # set when no error was
 
 
-def _in_work(frame: FrameType) -> bool:
-    return any(part in frame.f_code.co_filename for part in _WORK)
-
-
-def _stop(finished: threading.Event, lock: threading.Lock, target: int) -> None:
-    """End a watchdog: nothing is raised after `finished` is set under the lock; a timeout raised
-    before that, still pending, is cleared (or, if it fires first, reaches the caller of `within`)."""
-    while not finished.is_set():
-        try:
-            with lock:
-                finished.set()
-        except QueryTimeout:
-            continue  # raised while taking the lock: the watchdog is still on, set it again
-    _raise_in(target, None)
-
-
-def _raise_in(thread: int, exception: type[BaseException] | None) -> None:
-    """Raise `exception` in another thread at its next bytecode (None clears a pending one)."""
-    raised = ctypes.py_object(exception) if exception is not None else None  # None: NULL, which clears
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), raised)
+def _raise_in(thread: int, exception: type[BaseException]) -> None:
+    """Raise `exception` in another thread at its next bytecode."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(exception))
 
 
 def text_key(text: str) -> str | bytes:
