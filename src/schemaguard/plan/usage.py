@@ -43,7 +43,9 @@ import ctypes
 import hashlib
 import io
 import json
+import os
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict, defaultdict
@@ -711,11 +713,21 @@ def within(seconds: float, work: Callable[[], R]) -> R:
                 raise QueryTimeout
             resolver = _resolver()
             resolver.jobs.put(job)  # it never ran: hand it to the new one
-        elif resolver.current is job and time.monotonic() >= deadline:
-            _raise_in(resolver.ident or 0, QueryTimeout)  # again a moment later: a finalizer may swallow it
+        elif resolver.current is job and time.monotonic() >= deadline and _in_work(resolver):
+            _raise_in(resolver.ident or 0, QueryTimeout)  # again a moment later: it may be swallowed
     if job.error is not None:
         raise job.error
     return job.result  # type: ignore[return-value]  # set when no error was
+
+
+_WORK = (f"{os.sep}sqlglot{os.sep}", f"{os.sep}schemaguard{os.sep}")
+
+
+def _in_work(thread: threading.Thread) -> bool:
+    """Whether the thread runs the work's own code (sqlglot's or ours) now, not a finalizer or a
+    garbage collector's callback (another library's), which would swallow the timeout."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    return frame is not None and any(part in frame.f_code.co_filename for part in _WORK)
 
 
 def _raise_in(thread: int, exception: type[BaseException]) -> None:
