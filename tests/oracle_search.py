@@ -54,7 +54,8 @@ def decode(doc: dict[str, Any]) -> tuple[str, list[Any]]:
 
 def checks() -> dict[str, tuple[Callable[..., None], st.SearchStrategy[Any]]]:
     """Each oracle's check and the strategy of its cases, from the oracle tests themselves."""
-    from tests.test_oracle_delta_merge import check_delta, delta_cases
+    from tests.oracles import delta_cases
+    from tests.test_oracle_delta_merge import check_delta
     from tests.test_oracle_delta_write import check_write
     from tests.test_oracle_spark_merge import check_merge, merge_cases
     from tests.test_oracle_spark_read import check_read, read_cases

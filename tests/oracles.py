@@ -8,6 +8,7 @@ import datetime as dt
 import decimal
 import json
 import shutil
+import tempfile
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -581,3 +582,42 @@ def refusal(e: BaseException) -> str:
 def predicted(rule_ids: set[str], condition: str) -> bool:
     """Does one of our rules name the condition the engine refused with?"""
     return any(condition in ENGINE_ERRORS.get(r, ()) for r in rule_ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Delta appends: the delta-merge and delta-write oracles
+
+
+def delta_cases() -> st.SearchStrategy[tuple[Schema, Schema]]:
+    """Pairs of a table's schema and a DataFrame's that pyarrow can write."""
+    return related_pairs().filter(lambda p: writable(p[0]) and writable(p[1]))
+
+
+def delta_append(spark: Any, table: Schema, data: Schema, widening: bool,
+                 merge_schema: bool) -> tuple[bool, Schema | None, str]:
+    """A Delta table made from `table` (with or without type widening), then a DataFrame of `data`
+    appended, with `mergeSchema` or without it: whether Delta took the write, the table's schema
+    after it, and the condition of Delta's (or Spark's) "no". Both DataFrames come from Parquet
+    files pyarrow wrote, so every column is nullable there."""
+    folder = Path(tempfile.mkdtemp(prefix="delta-"))
+    try:
+        write_parquet(table, folder / "table.parquet")
+        write_parquet(data, folder / "data.parquet")
+        try:
+            first = spark.read.parquet(str(folder / "table.parquet"))
+            second = spark.read.parquet(str(folder / "data.parquet"))
+        except Exception as e:  # Spark cannot read the file at all (e.g. NANOS)
+            return False, None, refusal(e)
+        target = str(folder / "delta")
+        first.write.format("delta").save(target)
+        if widening:
+            spark.sql(f"ALTER TABLE delta.`{target}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+        writer = second.write.format("delta").mode("append")
+        try:
+            (writer.option("mergeSchema", "true") if merge_schema else writer).save(target)
+        except Exception as e:  # Delta's "no", when its condition is one a rule predicts
+            return False, None, refusal(e)
+        return True, Schema(spark_fields(spark.read.format("delta").load(target).schema)), ""
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+

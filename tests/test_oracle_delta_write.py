@@ -8,8 +8,6 @@ the write; when both refuse, our rule names Delta's condition."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,45 +18,13 @@ from schemaguard.base import Options, errors
 from schemaguard.formats.notation import dumps, schema_from_notation
 from schemaguard.model import Schema
 from schemaguard.rules.profiles import can_read
-from tests.oracles import (
-    conditions,
-    oracle_settings,
-    predicted,
-    refusal,
-    related_pairs,
-    writable,
-    write_parquet,
-)
+from tests.oracles import conditions, delta_append, delta_cases, oracle_settings, predicted
 
 ORACLE = oracle_settings(25)  # a seeded sample; `make oracle` searches afresh (tests/oracle_search.py)
 
 
-def delta_write(spark: Any, table: Schema, data: Schema, widening: bool) -> tuple[bool, str]:
-    """Whether Delta appends `data` to a table of `table` without mergeSchema (and its refusal)."""
-    folder = Path(tempfile.mkdtemp(prefix="delta-write-"))
-    try:
-        write_parquet(table, folder / "table.parquet")
-        write_parquet(data, folder / "data.parquet")
-        try:
-            first = spark.read.parquet(str(folder / "table.parquet"))
-            second = spark.read.parquet(str(folder / "data.parquet"))
-        except Exception as e:  # Spark cannot read the file at all (e.g. NANOS)
-            return False, refusal(e)
-        target = str(folder / "delta")
-        first.write.format("delta").save(target)
-        if widening:
-            spark.sql(f"ALTER TABLE delta.`{target}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
-        try:
-            second.write.format("delta").mode("append").save(target)
-        except Exception as e:  # Delta's "no", when its condition is one a rule predicts
-            return False, refusal(e)
-        return True, ""
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def check_write(spark: Any, table: Schema, data: Schema, widening: bool) -> None:
-    ok, error = delta_write(spark, table, data, widening)
+    ok, _, error = delta_append(spark, table, data, widening, merge_schema=False)
     ours = errors(can_read(data, table, "delta-write", Options(type_widening=widening)))
     assert (not ours) == ok, f"ours={ours} delta={error or 'ok'}\ntable={dumps(table)}\ndata={dumps(data)}"
     if not ok:
@@ -67,7 +33,7 @@ def check_write(spark: Any, table: Schema, data: Schema, widening: bool) -> None
 
 @pytest.mark.parametrize("widening", [False, True])
 @ORACLE
-@given(pair=related_pairs().filter(lambda p: writable(p[0]) and writable(p[1])))
+@given(pair=delta_cases())
 def test_delta_write_agrees_with_delta(spark: Any, widening: bool, pair: tuple[Schema, Schema]) -> None:
     check_write(spark, *pair, widening)
 

@@ -97,8 +97,8 @@ DELTA_NTZ = Rule("delta-merge.timestamp-ntz", "a timestamp_ntz column needs the 
                  "timestamp_ntz column, top-level or nested, nullable or not, fails the append)")
 DELTA_VOID = Rule("delta-merge.void", "a void (NullType) column merges with any type: the data's type "
                   "replaces the table's void, and void data keeps the table's type",
-                  "delta-spark 4.4 SchemaMergingUtils.mergeSchemas ((NullType, _) => update; (_, NullType) "
-                  "=> current); tests/test_void.py")
+                  f"{CR} §4 mergeSchemas (NullType against any type); delta-spark 4.4 "
+                  "SchemaMergingUtils.mergeSchemas; tests/test_void.py")
 KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with another kind",
             f"{CR} §4, §5")
 
