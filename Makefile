@@ -13,6 +13,10 @@ CLASS_ARCHIVE := $(JARS_DIR)/embedded-spark.jsa
 # Tests only: Spark's own Iceberg writer and reader (the oracle for Iceberg tables other engines write).
 ICEBERG_VERSION := 1.11.0
 ICEBERG_JAR   := $(JARS_DIR)/test/iceberg-spark-runtime-$(SPARK_BINARY)_2.13-$(ICEBERG_VERSION).jar
+# Tests only: spark-avro, whose SchemaConverters is the oracle for how Spark reads an Avro schema as
+# a table (4.1.1 is the newest 4.1 build Maven Central serves here; pyspark is 4.1.4).
+SPARK_AVRO_VERSION := 4.1.1
+SPARK_AVRO_JAR := $(JARS_DIR)/test/spark-avro_2.13-$(SPARK_AVRO_VERSION).jar
 DEMO_DIR      ?= .demo/lake
 CONF          ?= conf/schemaguard.toml
 # Headless Chromium from Debian's packages renders the HTML report in the tests.
@@ -48,6 +52,9 @@ $(CLASS_ARCHIVE): $(STAMP) $(DELTA_JARS)
 
 $(ICEBERG_JAR):
 	mvn -q -B dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(SPARK_BINARY)_2.13:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)/test
+
+$(SPARK_AVRO_JAR):
+	mvn -q -B dependency:copy -Dartifact=org.apache.spark:spark-avro_2.13:$(SPARK_AVRO_VERSION) -DoutputDirectory=$(JARS_DIR)/test
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
@@ -93,7 +100,7 @@ FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parq
 # pytest-xdist, a test file per worker at a time (its module fixtures built once): each worker that
 # meets a Spark test starts its own shared session, and a test that waits on processes of its own
 # (a kill, a wheel, `make run`) overlaps the rest. At most 4 workers: each may hold a JVM.
-test: setup $(CHROMIUM) $(ICEBERG_JAR) $(MOTO)
+test: setup $(CHROMIUM) $(ICEBERG_JAR) $(SPARK_AVRO_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
@@ -136,7 +143,7 @@ oracle-tables: setup
 
 # A randomized search against the engines (tests/oracle_search.py, 2,400 pairs by default); each
 # disagreement becomes a case under tests/oracle_cases/ that `make test` replays.
-oracle: setup $(ICEBERG_JAR)
+oracle: setup $(ICEBERG_JAR) $(SPARK_AVRO_JAR)
 	$(PY) -m tests.oracle_search $(ARGS)
 
 # Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail. `make test`

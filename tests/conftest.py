@@ -1,9 +1,10 @@
 """Shared fixtures. Spark tests share one session-scoped SparkSession whose warehouse and Derby
 metastore live in a fresh temporary folder, so tests never touch the project's `.warehouse/`.
 
-The session also carries Spark's Iceberg runtime (fetched by `make test` into `.jars/test/`) and a
-path-based Iceberg catalog `ice`: Iceberg tables written by Spark, as a user's Spark job writes
-them, for the tests that read them back. The guard itself never needs it."""
+The session also carries Spark's Iceberg runtime and spark-avro (fetched by `make test` into
+`.jars/test/`) and a path-based Iceberg catalog `ice`: Iceberg tables written by Spark, as a user's
+Spark job writes them, for the tests that read them back, and spark-avro's SchemaConverters as an
+oracle. The guard itself needs neither."""
 
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
+def _test_jar(pattern: str) -> Path:
+    found = sorted(TEST_JARS.glob(pattern))
+    if not found:
+        raise RuntimeError(f"no {pattern} in {TEST_JARS}: run `make test` (it fetches it)")
+    return found[-1]
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     home = tmp_path_factory.mktemp("spark-home")
@@ -35,11 +43,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     os.environ["SCHEMAGUARD_HOME"] = str(home)
     from schemaguard.spark import delta_jars, get_spark
 
-    iceberg = sorted(TEST_JARS.glob("iceberg-spark-runtime-*.jar"))
-    if not iceberg:
-        raise RuntimeError(f"no Iceberg runtime jar in {TEST_JARS}: run `make test` (it fetches it)")
+    test_jars = [_test_jar("iceberg-spark-runtime-*.jar"), _test_jar("spark-avro_*.jar")]
     session = get_spark("schemaguard-tests", {
-        "spark.jars": ",".join(str(j) for j in [*delta_jars(), *iceberg]),
+        "spark.jars": ",".join(str(j) for j in [*delta_jars(), *test_jars]),
         "spark.sql.catalog.ice": ICEBERG_CATALOG,
         "spark.sql.catalog.ice.type": "hadoop",
         "spark.sql.catalog.ice.warehouse": str(home / "iceberg"),

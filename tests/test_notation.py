@@ -27,6 +27,7 @@ from schemaguard.model import (
     DataType,
     DecimalType,
     EnumType,
+    Field,
     FixedType,
     Int96Type,
     ListType,
@@ -34,6 +35,7 @@ from schemaguard.model import (
     Schema,
     StringType,
     StructType,
+    VoidType,
 )
 from tests.strategies import PRIMITIVES, PROPERTY, schemas
 
@@ -323,8 +325,8 @@ def test_a_document_with_unions_and_names_is_read_through_avro() -> None:
                      ("MISSING_UNION_BRANCH", "/fields/1/type/1")}
 
 
-def test_the_null_type_is_avro_only() -> None:
+def test_the_null_type_is_void_to_other_readers() -> None:
     from schemaguard.formats.avro import schema_from_avro_notation
 
     schema = schema_from_avro_notation({"fields": [{"name": "n", "type": "null"}]})
-    assert schema.fields == () and schema.unmodelled == "n: the null type alone has no table column type"
+    assert schema.fields == (Field("n", VoidType(), True),) and schema.unmodelled is None

@@ -4,8 +4,9 @@ avsc -> model, as spark-avro's SchemaConverters reads Avro as a table (formats/a
 parses the document first; the model schema keeps that graph for the avro profile). Records become
 structs; `null` plus one type makes the field, list element (`items`) or map value (`values`)
 nullable; `[int, long]` is int64 and `[float, double]` float64; any other union is a struct of
-`member0..n`, its non-null branches, each nullable. A schema with no table equivalent (a top level
-that is not a record, the `null` type alone, a recursive type) has no columns and says why in
+`member0..n`, its non-null branches, each nullable, and a union with no non-null branch an empty
+struct. The `null` type is void (Spark's NullType), nullable. A schema with no table equivalent (a
+top level that is not a record, a recursive type) has no columns and says why in
 `Schema.unmodelled`. int -> int32, long -> int64, bytes -> binary, fixed -> fixed(N), enum -> enum
 (symbols and default), array -> list, map -> map<string, V>. Logical types: decimal on bytes or
 fixed, uuid on string or fixed(16), date, time-millis/-micros, (local-)timestamp-millis/-micros/
@@ -17,6 +18,7 @@ values are kept as canonical JSON text.
 
 model -> avsc. Avro has no type for some model types, so:
 - int8, int16, uint8 and uint16 -> int, uint32 -> long: every value fits, the width is lost;
+- void -> `null`, never in a union (spark-avro's `toAvroType` writes NullType so);
 - json -> string, uuid -> string + uuid, decimal -> bytes + decimal (no size to choose);
 - uint64, float16, time_ns, timestamp_int96, enums without symbols (a Parquet ENUM annotation
   lists none) and maps whose key is not a string raise `AvroSchemaError`: no Avro type holds
@@ -64,6 +66,7 @@ from schemaguard.model import (
     TimeType,
     UuidType,
     VariantType,
+    VoidType,
     canonical_json,
     make_metadata,
     visit,
@@ -97,6 +100,7 @@ _PRIMITIVES_OUT: dict[PrimitiveType, Any] = {
     FloatType(32): "float",
     FloatType(64): "double",
     StringType(): "string",
+    VoidType(): "null",
     JsonType(): "string",
     BinaryType(): "bytes",
     UuidType(): _logical("string", "uuid"),
@@ -146,7 +150,7 @@ def _is_int(value: object) -> TypeGuard[int]:
 def schema_from_avsc(doc: Any) -> Schema:
     """A parsed `.avsc` document as a model schema that keeps its Avro graph (`Schema.avro`, which
     the avro profile checks). A schema spark-avro cannot read as a table (a top level that is not
-    a record, the `null` type, a recursive type, an empty union) has no columns and says why in
+    a record, a recursive type) has no columns and says why in
     `Schema.unmodelled`: only the avro profile reads it."""
     graph = parse_avro(doc)
     if graph.kind != "record":
@@ -182,8 +186,8 @@ def _to_model(t: AvroType, path: str, records: tuple[int, ...]) -> tuple[DataTyp
         branches = [b for b in t.branches if b.kind != "null"]
         nullable = len(branches) < len(t.branches)
         kinds = {b.kind for b in branches}
-        if not branches:
-            raise _Unmodelled(path, f"a union of {len(t.branches)} null branches holds no value")
+        if not branches:  # spark-avro makes an empty struct of a union with no value branch
+            return StructType(()), nullable
         if len(branches) == 1:
             return _to_model(branches[0], path, records)[0], nullable
         if kinds in ({"int", "long"}, {"float", "double"}) and not any(b.logical for b in branches):
@@ -191,7 +195,7 @@ def _to_model(t: AvroType, path: str, records: tuple[int, ...]) -> tuple[DataTyp
         return StructType(tuple(Field(f"member{i}", _to_model(b, f"{path}.member{i}", records)[0], True)
                                 for i, b in enumerate(branches))), nullable
     if t.kind == "null":
-        raise _Unmodelled(path, "the null type alone has no table column type")
+        return VoidType(), True
     if t.kind == "record":
         if id(t) in records:
             raise _Unmodelled(path, f"recursive type {t.name!r}: spark-avro refuses recursive types")
@@ -277,8 +281,8 @@ def _notation_fields(fields: list[Any], record: str) -> list[dict[str, Any]]:
 
 
 def _or_null(t: Any, nullable: bool, default_json: str | None = None) -> Any:
-    """`_nullable`, except that a union or the null type says itself whether it holds null."""
-    return t if isinstance(t, list) or t == "null" else _nullable(t, nullable, default_json)
+    """`_nullable`, except that a union says itself whether it holds null."""
+    return t if isinstance(t, list) else _nullable(t, nullable, default_json)
 
 
 def _notation_type(doc: Any, path: str) -> Any:
@@ -414,8 +418,9 @@ def _field_type_names(f: Field, record: list[str]) -> list[str]:
 
 
 def _nullable(t: Any, nullable: bool, default_json: str | None = None) -> Any:
-    """A union with null, null first unless a non-null default must match the first branch."""
-    if not nullable:
+    """A union with null, null first unless a non-null default must match the first branch; the
+    null type stays itself (spark-avro's `toAvroType` writes a void column as `null`)."""
+    if not nullable or t == "null":
         return t
     return ["null", t] if default_json in (None, "null") else [t, "null"]
 
