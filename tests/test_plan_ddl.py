@@ -92,13 +92,14 @@ def test_names_match_as_spark_matches_them() -> None:
 def test_types_of_every_kind() -> None:
     ddl = ("ALTER TABLE t ADD COLUMNS (a TINYINT, b SMALLINT, c DECIMAL(12,2), d DECIMAL, e VARCHAR(3), "
            "f TIMESTAMP, g TIMESTAMP_NTZ, h ARRAY<STRUCT<x: INT NOT NULL>>, i MAP<STRING, DOUBLE>, j DATE, "
-           "k BINARY, l BOOLEAN, m FLOAT)")
+           "k BINARY, l BOOLEAN, m FLOAT, n VOID)")
     added = {f.name: f.type for f in apply_ddl(OLD, ddl, "--ddl").new.fields[4:]}
     spark = {f["name"]: f["type"] for f in json.loads(schema_to_spark_json(Schema(tuple(
         Field(n, t) for n, t in added.items()))))["fields"]}
     assert spark == {
         "a": "byte", "b": "short", "c": "decimal(12,2)", "d": "decimal(10,0)", "e": "string",
         "f": "timestamp", "g": "timestamp_ntz", "j": "date", "k": "binary", "l": "boolean", "m": "float",
+        "n": "void",
         "h": {"type": "array", "elementType": {"type": "struct", "fields": [
             {"name": "x", "type": "integer", "nullable": False, "metadata": {}}]}, "containsNull": True},
         "i": {"type": "map", "keyType": "string", "valueType": "double", "valueContainsNull": True}}
@@ -130,6 +131,10 @@ SCRIPTS = {
         "ALTER TABLE {t} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')",
         "ALTER TABLE {t} ALTER COLUMN weight TYPE BIGINT",
         "ALTER TABLE {t} CHANGE COLUMN id id BIGINT",
+    ],
+    "void columns (sqlglot's Spark dialect lacks VOID)": [
+        "ALTER TABLE {t} ADD COLUMNS (nothing VOID, s STRUCT<x: VOID, y: INT>)",
+        "ALTER TABLE {t} ADD CONSTRAINT still_null CHECK (CAST(nothing AS VOID) IS NULL)",
     ],
     "replace columns": [
         "ALTER TABLE {t} REPLACE COLUMNS (id BIGINT, Weight INT, addr STRUCT<city: STRING>, "

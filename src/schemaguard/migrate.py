@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
-from schemaguard.formats.spark_ddl import column_ref
+from schemaguard.formats.spark_ddl import column_ref, spark_sql
 from schemaguard.model import fields_of, join, parent_and_name, parts
 from schemaguard.plan.gate import plan_step, read_plan
 from schemaguard.plan.planner import DATA_PROOFS
@@ -156,11 +156,11 @@ def written(statement: str) -> tuple[str, str]:
         return "table", _norm(restore)
     tree = _parsed(statement)
     if isinstance(tree, exp.Alter | exp.Update | exp.Merge):
-        return "table", _norm(tree.this.sql(dialect="spark"))
+        return "table", _norm(tree.this.sql(dialect=spark_sql()))
     if isinstance(tree, exp.Create | exp.Drop) and str(tree.args.get("kind", "")).upper() == "VIEW":
         named = tree.this if isinstance(tree, exp.Create) else (tree.args.get("tables") or [None])[0]
         if isinstance(named, exp.Table):  # a DROP names it among `tables`
-            return "view", _norm(named.sql(dialect="spark"))
+            return "view", _norm(named.sql(dialect=spark_sql()))
     raise MigrationError(f"a step's statement is not one a migration step runs: {statement[:80]}")
 
 
@@ -179,7 +179,7 @@ def _parsed(statement: str) -> Any:
 
     try:
         with quiet_logger("sqlglot"):
-            return sqlglot.parse_one(statement, read="spark")
+            return sqlglot.parse_one(statement, read=spark_sql())
     except sqlglot.errors.SqlglotError as e:
         raise MigrationError(f"a step's statement does not parse as Spark SQL ({first_line(e)}): "
                              f"{statement[:80]}") from None

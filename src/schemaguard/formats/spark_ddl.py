@@ -2,13 +2,14 @@
 `ADD COLUMNS`, `ALTER COLUMN ... TYPE`, `REPLACE COLUMNS`. The same mapping as Spark's schema
 JSON (formats/spark.py): TINYINT/SMALLINT/INT/BIGINT -> int8..int64, FLOAT/DOUBLE, DECIMAL(p,s)
 (DECIMAL alone is Spark's decimal(10,0)), STRING/VARCHAR/CHAR -> string, BINARY, BOOLEAN, DATE,
-TIMESTAMP -> timestamp_us_utc (an instant), TIMESTAMP_NTZ -> timestamp_us_local, VARIANT,
+TIMESTAMP -> timestamp_us_utc (an instant), TIMESTAMP_NTZ -> timestamp_us_local, VARIANT, VOID,
 ARRAY<...>, MAP<..., ...>, STRUCT<...> (a field's NOT NULL and COMMENT kept)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, ClassVar
 
 from schemaguard.formats.spark import type_to_spark
 from schemaguard.model import (
@@ -29,6 +30,7 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VariantType,
+    VoidType,
     join,
     parts,
     visit,
@@ -36,6 +38,32 @@ from schemaguard.model import (
 
 if TYPE_CHECKING:
     from sqlglot import exp
+    from sqlglot.dialects.dialect import Dialect
+
+
+def sql_dialect(name: str) -> str | type[Dialect]:
+    """The sqlglot dialect that reads SQL written for `name`: for "spark", Spark's with its `VOID`
+    type (`ADD COLUMNS (v VOID)`, `CAST(NULL AS VOID)`: NullType); else sqlglot's own by that name."""
+    return spark_sql() if name == "spark" else name
+
+
+@cache
+def spark_sql() -> type[Dialect]:
+    """sqlglot's Spark dialect, whose tokenizer lacks Spark's `VOID` keyword and whose generator
+    writes the type as NULL (its Databricks dialect has both right). A subclass, so sqlglot's own
+    stays as it is."""
+    from sqlglot import TokenType, exp
+    from sqlglot.dialects.spark import Spark
+    from sqlglot.generators.spark import SparkGenerator
+
+    class SchemaguardSpark(Spark):
+        class Tokenizer(Spark.Tokenizer):
+            KEYWORDS: ClassVar = {**Spark.Tokenizer.KEYWORDS, "VOID": TokenType.VOID}
+
+        class Generator(SparkGenerator):
+            TYPE_MAPPING: ClassVar = {**SparkGenerator.TYPE_MAPPING, exp.DType.NULL: "VOID"}
+
+    return SchemaguardSpark
 
 
 class DdlTypeError(ValueError):
@@ -48,7 +76,7 @@ _ATOMIC: dict[str, DataType] = {
     "TEXT": StringType(), "VARCHAR": StringType(), "CHAR": StringType(), "BINARY": BinaryType(),
     "BOOLEAN": BooleanType(), "DATE": DateType(),
     "TIMESTAMPTZ": TimestampType("us", True), "TIMESTAMP": TimestampType("us", True),
-    "TIMESTAMPNTZ": TimestampType("us", False), "VARIANT": VariantType(),
+    "TIMESTAMPNTZ": TimestampType("us", False), "VARIANT": VariantType(), "NULL": VoidType(),
 }
 
 
@@ -69,7 +97,7 @@ def ddl_type(t: exp.DataType, where: str) -> DataType:
         return MapType(ddl_type(params[0], f"{where}{{key}}"), ddl_type(params[1], f"{where}{{value}}"), True)
     if kind == "STRUCT":
         return StructType(tuple(ddl_field(f, where) for f in params))
-    raise DdlTypeError(f"{where}: the type {t.sql(dialect='spark')} has no equivalent here")
+    raise DdlTypeError(f"{where}: the type {t.sql(dialect=spark_sql())} has no equivalent here")
 
 
 def ddl_field(column: exp.ColumnDef, parent: str = "") -> Field:

@@ -33,6 +33,7 @@ import sqlglot
 from sqlglot import Token, TokenType, exp
 
 from schemaguard.errors import UsageError, require_regular
+from schemaguard.formats.spark_ddl import spark_sql
 from schemaguard.model import Schema
 from schemaguard.plan.usage import (
     LoggedQuery,
@@ -82,7 +83,7 @@ def _statements(text: str) -> list[tuple[int, str]]:
     tokenizer sees `;` (never inside a string or a comment). A file beyond the tokenizer is one
     statement, which then does not parse."""
     try:
-        tokens = sqlglot.tokenize(text, read="spark")
+        tokens = sqlglot.tokenize(text, read=spark_sql())
     except Exception:  # sqlglot's own faults on odd text too: reported as unparsed, not fatal
         return [(1, text)] if text.strip() else []
     groups: list[list[Token]] = [[]]
@@ -257,7 +258,7 @@ def constraint_hits(constraints: Mapping[str, str], column: str) -> list[Consume
     hits = []
     for name, text in constraints.items():
         try:
-            tree = sqlglot.parse_one(text, read="spark")
+            tree = sqlglot.parse_one(text, read=spark_sql())
         except Exception:  # sqlglot's own faults too: the constraint is then read as text
             if path[-1] in text.lower():
                 hits.append(_constraint(name, "a CHECK constraint that does not parse names the column"))

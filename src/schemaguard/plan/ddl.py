@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from schemaguard.errors import UsageError, quiet_logger
-from schemaguard.formats.spark_ddl import DdlTypeError, ddl_field, ddl_type
+from schemaguard.formats.spark_ddl import DdlTypeError, ddl_field, ddl_type, spark_sql
 from schemaguard.model import (
     DataType,
     Field,
@@ -76,11 +76,10 @@ class DdlChange:
 def split_statements(text: str, source: str) -> list[tuple[int, str]]:
     """The statements of `text` with the line each starts on (comments and blank ones left out)."""
     from sqlglot import TokenType
-    from sqlglot.dialects.spark import Spark
     from sqlglot.errors import TokenError
 
     try:
-        tokens = Spark().tokenize(text)
+        tokens = spark_sql()().tokenize(text)
     except TokenError as e:
         raise DdlError(f"{source}: {str(e).splitlines()[0]}") from None
     out, start = [], 0
@@ -97,9 +96,8 @@ def retarget(statement: str, name: str) -> str:
     """An `ALTER TABLE x ...` statement with its table named `name` instead, the rest of its text
     as written (regenerating it through sqlglot could respell what Spark reads)."""
     from sqlglot import TokenType
-    from sqlglot.dialects.spark import Spark
 
-    tokens = Spark().tokenize(statement)
+    tokens = spark_sql()().tokenize(statement)
     at = 2  # ALTER TABLE, then the name's parts and the dots between them
     end = at
     while end + 2 < len(tokens) and tokens[end + 1].token_type == TokenType.DOT:
@@ -133,14 +131,14 @@ def parse_ddl(text: str, source: str, table: str | None = None) -> list[Parsed]:
         where = f"{source}:{line}"
         try:
             with quiet_logger("sqlglot"):
-                parsed = sqlglot.parse_one(sql, read="spark")
+                parsed = sqlglot.parse_one(sql, read=spark_sql())
         except ParseError as e:
             raise DdlError(f"{where}: does not parse as Spark SQL: {_first(e)}") from None
         if isinstance(parsed, exp.Command):  # sqlglot's fallback for syntax it does not know
             raise DdlError(f"{where}: not understood as Spark SQL DDL: {_head(sql)}")
         if not isinstance(parsed, exp.Alter) or parsed.args.get("kind") != "TABLE":
             raise DdlError(f"{where}: only ALTER TABLE statements describe a change: {_head(sql)}")
-        name = parsed.this.sql(dialect="spark")
+        name = parsed.this.sql(dialect=spark_sql())
         if table is not None and not _same_table(name, table):
             raise DdlError(f"{where}: the statement alters {name}, the plan is for {table}")
         actions = parsed.args.get("actions") or []
@@ -214,15 +212,15 @@ def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]
         for constraint in action.expressions:
             checks = [c for c in constraint.expressions if isinstance(c, exp.CheckColumnConstraint)]
             if not checks:
-                shown = constraint.sql(dialect="spark")
+                shown = constraint.sql(dialect=spark_sql())
                 raise DdlTypeError(f"only CHECK constraints are understood: {shown}")
-            constraints.append((constraint.name, checks[0].this.sql(dialect="spark")))
+            constraints.append((constraint.name, checks[0].this.sql(dialect=spark_sql())))
         return "add-constraint", schema
     if isinstance(action, exp.AlterSet):
         for prop in action.find_all(exp.Property):
             properties[prop.name] = prop.args["value"].name
         return "set-properties", schema
-    raise DdlTypeError(f"not understood: {action.sql(dialect='spark')}")
+    raise DdlTypeError(f"not understood: {action.sql(dialect=spark_sql())}")
 
 
 def _drop(schema: Schema, path: str) -> Schema:
@@ -245,7 +243,7 @@ def _alter_column(schema: Schema, action: exp.AlterColumn,
     dtype, allow_null, rename_to = (action.args.get(k) for k in ("dtype", "allow_null", "rename_to"))
     unknown = action.args.get("comment") or action.args.get("default")
     if unknown or (action.args.get("drop") and allow_null is None):
-        raise DdlTypeError(f"not understood: {action.sql(dialect='spark')}")
+        raise DdlTypeError(f"not understood: {action.sql(dialect=spark_sql())}")
 
     def change(f: Field) -> Field:
         if isinstance(dtype, exp.DataType):

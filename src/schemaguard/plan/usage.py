@@ -65,6 +65,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_codecs import codec_of, decoded
+from schemaguard.formats.spark_ddl import sql_dialect
 from schemaguard.model import Schema
 
 TIME_KEYS = ("timestamp", "ts", "time", "event_time", "start_time")
@@ -447,7 +448,7 @@ def _mentions(sql: str, name: str, dialect: str) -> bool:
     """Does a text name `name` outside its strings and comments? (The tokenizer keeps the rest
     of an opaque command, `OPTIMIZE t ...`, as one string: that string is read again.)"""
     try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
+        tokens = sqlglot.tokenize(sql, read=sql_dialect(dialect))
     except Exception:  # text beyond the tokenizer: any mention counts
         return name in sql.lower()
     previous = None
@@ -466,14 +467,15 @@ def statements_naming(sql: str, table: str, dialect: str = "spark") -> list[exp.
     the table is unresolved."""
     parts = _parts(table)
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = [s for s in sqlglot.parse(sql, read=sql_dialect(dialect)) if s is not None]
     except Exception:  # sqlglot's own faults on odd text too: one query, not the run
         statements = None
     if statements is None:
         if _mentions(sql, parts[-1], dialect):
             raise UnresolvedQuery("does not parse")
         return []
-    if any(_opaque(s) and _mentions(s.sql(dialect=dialect), parts[-1], dialect) for s in statements):
+    read = sql_dialect(dialect)
+    if any(_opaque(s) and _mentions(s.sql(dialect=read), parts[-1], dialect) for s in statements):
         raise UnresolvedQuery("a statement sqlglot cannot read")
     queries = [_as_query(s) for s in statements if not isinstance(s, exp.Command)]
     return [q for q in queries if any(_matches(t, parts) for t in q.find_all(exp.Table))]
@@ -565,7 +567,7 @@ def _qualified(statement: exp.Expr, parts: tuple[str, ...], schema: Schema, dial
         node[t.name] = types
     try:
         tree = _bind_subquery_columns(statement.copy(), parts, {f.name.lower() for f in schema.fields})
-        return qualify(tree, schema=mapping, dialect=dialect, expand_stars=True,
+        return qualify(tree, schema=mapping, dialect=sql_dialect(dialect), expand_stars=True,
                        validate_qualify_columns=False, quote_identifiers=False, identify=False)
     except Exception as e:  # sqlglot's own faults on odd queries too: one query, not the run
         raise UnresolvedQuery(f"cannot be resolved ({type(e).__name__})") from None
