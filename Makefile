@@ -141,9 +141,13 @@ test-fast: setup $(MOTO)
 oracle-tables: setup
 	$(PY) -m tests.truth_tables $(TABLES)
 
-# A randomized search against the engines (tests/oracle_search.py, 2,400 pairs by default); each
-# disagreement becomes a case under tests/oracle_cases/ that `make test` replays.
+# The oracle tests with three times the generated cases and truth-table rows `make test` samples
+# (SCHEMAGUARD_ORACLE_SCALE), then a randomized search against the engines (tests/oracle_search.py,
+# 2,400 pairs by default); each disagreement becomes a case under tests/oracle_cases/ that
+# `make test` replays.
+ORACLE_TESTS := tests/test_oracle_*.py tests/test_truth_tables.py
 oracle: setup $(ICEBERG_JAR) $(SPARK_AVRO_JAR)
+	SCHEMAGUARD_ORACLE_SCALE=3 $(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile $(ORACLE_TESTS)
 	$(PY) -m tests.oracle_search $(ARGS)
 
 # Planted faults (tests/mutants.py), one at a time on a copy: each must make a test fail. `make test`

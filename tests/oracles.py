@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 import shutil
 import tempfile
 import uuid
@@ -45,11 +46,17 @@ from schemaguard.model import (
     walk,
 )
 
+# How many generated cases an oracle test draws, against the sample `make test` runs: `make oracle`
+# runs the oracle tests at 3 (their counts before `make test` took a sample) and then searches afresh.
+ORACLE_SCALE = float(os.environ.get("SCHEMAGUARD_ORACLE_SCALE", "1"))
 
-def oracle_settings(examples: int) -> settings:
-    """The oracle tests' hypothesis settings: reproducible (`derandomize`: the same examples every
-    run; `make oracle` searches afresh), no deadline (engines are slow), no example database."""
-    return settings(max_examples=examples, derandomize=True, deadline=None, database=None,
+
+def oracle_settings(examples: int, least: int = 1) -> settings:
+    """The oracle tests' hypothesis settings: `examples` times ORACLE_SCALE (at least `least`),
+    reproducible (`derandomize`: the same examples every run; `make oracle` searches afresh), no
+    deadline (engines are slow), no example database."""
+    drawn = max(least, round(examples * ORACLE_SCALE))
+    return settings(max_examples=drawn, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
 

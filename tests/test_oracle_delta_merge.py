@@ -16,7 +16,7 @@ from schemaguard.model import Schema
 from schemaguard.rules.profiles import merge_schemas
 from tests.oracles import as_nullable, delta_append, delta_cases, oracle_settings, predicted
 
-ORACLE = oracle_settings(60)
+ORACLE = oracle_settings(20)
 
 
 def check_delta(spark: Any, table: Schema, data: Schema, widening: bool) -> None:

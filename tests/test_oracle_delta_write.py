@@ -20,7 +20,7 @@ from schemaguard.model import Schema
 from schemaguard.rules.profiles import can_read
 from tests.oracles import conditions, delta_append, delta_cases, oracle_settings, predicted
 
-ORACLE = oracle_settings(25)  # a seeded sample; `make oracle` searches afresh (tests/oracle_search.py)
+ORACLE = oracle_settings(10)  # a seeded sample; `make oracle` searches afresh (tests/oracle_search.py)
 
 
 def check_write(spark: Any, table: Schema, data: Schema, widening: bool) -> None:

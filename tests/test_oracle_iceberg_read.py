@@ -40,7 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema as IcebergSchema
@@ -75,7 +75,7 @@ from schemaguard.model import Schema
 from schemaguard.rules.profiles import can_read
 from tests.exact import NoExactValue, decimal_as, first_difference
 from tests.helpers import sql_catalog
-from tests.oracles import KNOWN_REFUSALS, predicted
+from tests.oracles import KNOWN_REFUSALS, oracle_settings, predicted
 
 # A differential suite against pyiceberg (hundreds of reads): in `make test`, not in test-fast.
 pytestmark = pytest.mark.slow
@@ -569,8 +569,7 @@ def _all_fields(schema: IcebergSchema) -> list[tuple[NestedField, bool]]:
     return out
 
 
-@settings(max_examples=60, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@oracle_settings(20)
 @given(data=st.data())
 def test_random_evolutions_agree_with_pyiceberg(tmp_path_factory: pytest.TempPathFactory,
                                                 data: st.DataObject) -> None:

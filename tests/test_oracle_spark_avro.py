@@ -58,7 +58,7 @@ from tests.oracles import oracle_settings
 
 INCOMPATIBLE = "org.apache.spark.sql.avro.IncompatibleSchemaException"
 TOO_WIDE = "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"
-SCHEMAS = 400
+SCHEMAS = 150
 
 
 def spark_avro(spark: Any, avsc: Any) -> dict[str, Any] | str:

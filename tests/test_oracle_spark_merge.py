@@ -37,7 +37,7 @@ from tests.oracles import (
     write_parquet,
 )
 
-ORACLE = oracle_settings(100)
+ORACLE = oracle_settings(35)
 
 
 def spark_merge(spark: Any, folder: Path) -> tuple[bool, Schema | None, str]:

@@ -33,7 +33,7 @@ from tests.oracles import (
     write_file,
 )
 
-ORACLE = oracle_settings(150)
+ORACLE = oracle_settings(50)
 
 
 def declarable(schema: Schema) -> bool:
