@@ -25,6 +25,7 @@ from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.lake.table import ReadOptions, TableRead, read
 from schemaguard.model import Schema, walk
 from schemaguard.rules.modes import Mode
+from tests.helpers import spark_conf
 
 
 def shape(schema: Schema) -> list[tuple[str, str, bool]]:
@@ -159,11 +160,11 @@ def test_a_vacuumed_table_has_no_unreferenced_files(spark: Any, tmp_path: Path) 
     spark.sql("SELECT 1 AS id").write.format("delta").save(str(path))
     spark.sql("SELECT 2 AS id").write.format("delta").mode("overwrite").save(str(path))
     assert len(read(str(path)).unreferenced) == 1
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    try:
+    # Delta lists the table for VACUUM in spark.sql.sources.parallelPartitionDiscovery.parallelism
+    # tasks (10,000 by default: a minute on two cores for one small folder).
+    with spark_conf(spark, spark__databricks__delta__retentionDurationCheck__enabled="false",
+                    spark__sql__sources__parallelPartitionDiscovery__parallelism="2"):
         spark.sql(f"VACUUM delta.`{path}` RETAIN 0 HOURS")
-    finally:
-        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     assert read(str(path)).unreferenced == ()
     assert_like_the_engine(spark, path, only=[1])
     # Time travel to before the VACUUM: Delta fails on the deleted file; here it is one finding.
