@@ -20,6 +20,7 @@ import pytest
 from schemaguard.lake.table import read
 from schemaguard.proofs import Proof, ProofResult
 from schemaguard.proofs.run import Scope, run_proofs
+from tests.helpers import run_here
 
 CLI = [str(Path(sys.executable).parent / "schemaguard")]
 
@@ -377,25 +378,19 @@ def test_fits_on_the_data_is_exact_at_the_edges(spark: Any, tmp_path: Path, colu
 
 def test_tables_of_the_spark_catalog(spark: Any, lake: Path) -> None:
     """--allowed-table: a reference table of codes in the catalog; --spark-catalog: the table to
-    prove is a catalog table (each command a process of its own, on one embedded metastore)."""
-    import os
-
-    home = lake.parent / "home"
-    env = {**os.environ, "SCHEMAGUARD_HOME": str(home)}
-    make = ("from schemaguard.spark import get_spark; s = get_spark('t'); "
-            "s.sql('CREATE DATABASE IF NOT EXISTS ref'); "
-            "s.createDataFrame([('new',), ('paid',), ('refunded',)], 'code string')"
-            ".write.saveAsTable('ref.status'); "
-            "s.sql('SELECT 1L AS id, CAST(NULL AS STRING) AS note')"
-            ".write.format('delta').saveAsTable('ref.notes')")
-    subprocess.run([sys.executable, "-c", make], env=env, check=True, capture_output=True, timeout=600)
-    done = subprocess.run([*CLI, "check", str(lake), "--values", "status", "--allowed-table", "ref.status",
-                           "--format", "json"], env=env, capture_output=True, text=True, timeout=600)
+    prove is a catalog table. The commands run in this process, on the tests' session and its
+    catalog (a catalog read by a process of its own: test_spark_session.py, test_make_run.py)."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS proofs_ref")
+    spark.createDataFrame([("new",), ("paid",), ("refunded",)], "code string") \
+        .write.mode("overwrite").saveAsTable("proofs_ref.status")
+    spark.sql("SELECT 1L AS id, CAST(NULL AS STRING) AS note").write.format("delta") \
+        .mode("overwrite").saveAsTable("proofs_ref.notes")
+    done = run_here("check", str(lake), "--values", "status", "--allowed-table", "proofs_ref.status",
+                    "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["proofs"][0]["verdict"] == "proven"
     # --spark-catalog: a table of the session's catalog (a managed Delta table), read at its location
-    done = subprocess.run([*CLI, "check", "ref.notes", "--spark-catalog", "--not-null", "note",
-                           "--format", "json"], env=env, capture_output=True, text=True, timeout=600)
+    done = run_here("check", "proofs_ref.notes", "--spark-catalog", "--not-null", "note", "--format", "json")
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert (doc["format"], doc["proofs"][0]["verdict"], doc["proofs"][0]["count"]) == ("delta", "refuted", 1)
