@@ -446,8 +446,8 @@ def same(expected: Any, got: Any) -> bool:
         return False  # e.g. a date read as its day number: another value
     if isinstance(expected, dt.datetime | dt.date):
         return _wall(expected) == _wall(got)
-    if isinstance(expected, int | float | decimal.Decimal) and isinstance(got, int | float | decimal.Decimal):
-        return bool(expected == got)
+    if isinstance(expected, bool) != isinstance(got, bool):
+        return False  # True == 1 in Python: a boolean read as a number is another value
     return bool(expected == got)
 
 
