@@ -40,6 +40,8 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     canonical_json,
+    fields_along,
+    join_parts,
     leaves,
     transform,
     visit,
@@ -291,6 +293,21 @@ def test_paths_address_struct_list_and_map_nodes() -> None:
     assert leaf["items[].qty"] == (IntType(32), True)
     assert leaf["attrs{key}"] == (StringType(), False)
     assert "items" not in leaf and "attrs{value}" not in leaf
+
+
+def test_the_fields_along_a_path_keep_a_name_holding_a_dot_apart_from_a_struct() -> None:
+    """A top-level `a.b` beside a struct `a` with a field `b`: each path names its own field."""
+    dotted, inner = Field("a.b", IntType(32)), Field("b", StringType())
+    struct = Field("a", StructType((inner,)))
+    schema = Schema((dotted, struct))
+
+    def exact(fields: Sequence[Field], name: str) -> Field | None:
+        return next((f for f in fields if f.name == name), None)
+
+    assert fields_along(schema, join_parts(["a.b"]), exact) == [dotted]
+    assert fields_along(schema, join_parts(["a", "b"]), exact) == [struct, inner]
+    assert fields_along(schema, join_parts(["a", "c"]), exact) is None
+    assert fields_along(schema, join_parts(["a.b", "b"]), exact) is None  # an int has no fields
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,6 +78,23 @@ def test_a_statement_not_understood_is_one_line_naming_its_line(ddl: str, messag
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize(("statement_table", "plan_table", "same"), [
+    ("orders", "orders", True), ("db.orders", "orders", True), ("orders", "db.orders", True),
+    ("cat.db.orders", "db.orders", True), ("db.orders", "other.orders", False),
+    ("`v1.2`", "v1.2", True),  # a folder whose name holds a dot: one name, not two
+    ("v1.`2`", "v1.2", False), ("`ord ers`", "ord ers", True), ("`my.orders`", "my.orders", True),
+    ("`db.orders`", "db.orders", True), ("`ünï`", "ünï", True),
+])
+def test_the_table_a_statement_alters_is_compared_by_its_name_parts(
+        statement_table: str, plan_table: str, same: bool) -> None:
+    ddl = f"ALTER TABLE {statement_table} ADD COLUMN x INT"
+    if same:
+        assert apply_ddl(OLD, ddl, "m.sql", plan_table).new.fields[-1].name == "x"
+    else:
+        with pytest.raises(DdlError, match="the plan is for"):
+            apply_ddl(OLD, ddl, "m.sql", plan_table)
+
+
 def test_statements_split_on_semicolons_outside_strings_and_comments() -> None:
     text = ("ALTER TABLE t ADD CONSTRAINT c CHECK (note <> ';');  -- a; comment\n\n"
             "ALTER TABLE t DROP COLUMN a;\n;")

@@ -26,6 +26,7 @@ from schemaguard.checks.summary import summarize
 from schemaguard.checks.waivers import waive, waiver_findings
 from schemaguard.config import AuditConfig, TableConfig
 from schemaguard.errors import UsageError, first_line
+from schemaguard.formats.spark_ddl import qualified
 from schemaguard.lake.discover import DiscoveryError, Lister, Listing, discover
 from schemaguard.lake.iceberg import CatalogRef
 from schemaguard.lake.scan import lister_for, use_spark
@@ -229,7 +230,7 @@ def catalog_table(spark: SparkSession, name: str) -> tuple[str, Schema]:
 
     from schemaguard.formats.spark import schema_from_spark_json
 
-    quoted = ".".join(f"`{part}`" for part in name.split("."))
+    quoted = qualified(name.split("."))  # each part a validated NAME (names.is_table_name)
     try:
         rows = spark.sql(f"DESCRIBE TABLE EXTENDED {quoted}").collect()
         schema = schema_from_spark_json(spark.table(quoted).schema.json())

@@ -311,6 +311,22 @@ def _name(m: re.Match[str]) -> str:
     return m.group(2) if m.group(2) is not None else m.group(1).replace("``", "`")
 
 
+def fields_along(schema: Schema, path: str, pick: Callable[[Sequence[Field], str], Field | None]
+                 ) -> list[Field] | None:
+    """The fields a struct-field path names, from the top, each found among its struct's fields by
+    `pick(fields, name)` (how a reader resolves a name: exactly, or ignoring case); None when
+    `pick` finds none at some step."""
+    fields: Sequence[Field] = schema.fields
+    out = []
+    for name in parts(path):
+        f = pick(fields, name)
+        if f is None:
+            return None
+        out.append(f)
+        fields = f.type.fields if isinstance(f.type, StructType) else ()
+    return out
+
+
 def parent_and_name(path: str) -> tuple[str, str]:
     """A struct-field path's parent path ("" at the top) and its own name."""
     names = parts(path)

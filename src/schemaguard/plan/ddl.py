@@ -29,15 +29,16 @@ from schemaguard.model import (
     Schema,
     SchemaTransform,
     StructType,
+    fields_along,
     join,
     join_parts,
     make_metadata,
     parent_and_name,
-    parts,
     segment,
     transform,
     visit_with_partner,
 )
+from schemaguard.names import is_table_name
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -139,7 +140,7 @@ def parse_ddl(text: str, source: str, table: str | None = None) -> list[Parsed]:
         if not isinstance(parsed, exp.Alter) or parsed.args.get("kind") != "TABLE":
             raise DdlError(f"{where}: only ALTER TABLE statements describe a change: {_head(sql)}")
         name = parsed.this.sql(dialect=spark_sql())
-        if table is not None and not _same_table(name, table):
+        if table is not None and not _same_table(parsed.this, table):
             raise DdlError(f"{where}: the statement alters {name}, the plan is for {table}")
         actions = parsed.args.get("actions") or []
         if len(actions) != 1:
@@ -325,12 +326,9 @@ def _find(fields: Sequence[Field], name: str, path: str) -> Field:
 
 def _spelled(schema: Schema, path: str) -> str:
     """`path` as the schema spells it (DDL matches case-insensitively)."""
-    fields, out = schema.fields, []
-    for part in parts(path):
-        f = _find(fields, part, path)
-        out.append(f.name)
-        fields = f.type.fields if isinstance(f.type, StructType) else ()
-    return join_parts(out)
+    along = fields_along(schema, path, lambda fields, name: _find(fields, name, path))
+    assert along is not None  # `_find` raises rather than finding none
+    return join_parts([f.name for f in along])
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,10 +398,13 @@ def _edit(schema: Schema, parent: str, edit: Callable[[tuple[Field, ...]], tuple
     return edited
 
 
-def _same_table(named: str, table: str) -> bool:
-    a, b = (x.replace("`", "").lower().split(".") for x in (named, table))
-    n = min(len(a), len(b))
-    return a[-n:] == b[-n:]
+def _same_table(named: exp.Table, table: str) -> bool:
+    """Whether the statement's table is the plan's, compared on the last name parts both give.
+    The statement's parts come from the parser (a quoted name holding a dot stays one part); the
+    plan's table is one name (a folder's), or the parts of a validated catalog name."""
+    mine = [p.name.lower() for p in named.parts]
+    readings = [[table.lower()]] + ([table.lower().split(".")] if is_table_name(table) else [])
+    return any(mine[-n:] == given[-n:] for given in readings for n in [min(len(mine), len(given))])
 
 
 def _head(sql: str) -> str:

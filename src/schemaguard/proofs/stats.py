@@ -25,9 +25,8 @@ from schemaguard.model import (
     FloatType,
     IntType,
     Schema,
-    StructType,
+    fields_along,
     fields_of,
-    parts,
 )
 from schemaguard.proofs import DecidedBy
 
@@ -166,15 +165,11 @@ def log_nulls(table: TableRead) -> tuple[tuple[DecidedBy, NullSource], ...]:
 
 
 def _physical_path(schema: Schema, path: str) -> list[str] | None:
-    """A struct path's physical names under Delta column mapping (the names themselves without)."""
-    fields, out = schema.fields, []
-    for part in parts(path):
-        f = next((x for x in fields if x.name.lower() == part.lower()), None)
-        if f is None:
-            return None
-        out.append(f.meta.get(MAPPING_PHYSICAL_KEY, f.name))
-        fields = f.type.fields if isinstance(f.type, StructType) else ()
-    return out
+    """A struct path's physical names under Delta column mapping (the names themselves without),
+    each name resolved as Spark resolves it: ignoring case."""
+    along = fields_along(schema, path, lambda fields, name: next(
+        (f for f in fields if f.name.lower() == name.lower()), None))
+    return None if along is None else [f.meta.get(MAPPING_PHYSICAL_KEY, f.name) for f in along]
 
 
 # ---------------------------------------------------------------------------------------------

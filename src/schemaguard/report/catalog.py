@@ -51,6 +51,7 @@ from schemaguard.checks.summary import partition_dir
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.notation import schema_to_notation
+from schemaguard.formats.spark_ddl import qualified
 from schemaguard.meta import version
 from schemaguard.names import NAME
 from schemaguard.proofs.outcome import AuditRun, TableAudit
@@ -86,7 +87,7 @@ def quote(*parts: str) -> str:
     for part in parts:
         if not NAME.fullmatch(part):
             raise ValueError(f"{part!r} is not a valid catalog, database or table name")
-    return ".".join(f"`{part}`" for part in parts)
+    return qualified(parts)
 
 
 def _prefix(catalog: CatalogConfig) -> tuple[str, ...]:
