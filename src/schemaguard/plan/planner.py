@@ -22,6 +22,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import ceil
@@ -551,9 +553,20 @@ def _check(need: Need, op: Operation, table: str | None) -> Check:
         subject = old
     command = None
     if need.kind in DATA_PROOFS:
-        argument = f'"{subject}"' if " " in subject else subject
-        command = f"schemaguard check {table or 'TABLE'} --{need.kind} {argument}"
+        command = f"schemaguard check {_shell_word(table or 'TABLE')} --{need.kind} {_shell_word(subject)}"
     return Check(need.kind, subject, command)
+
+
+_PLAIN_WORD = re.compile(r"[\w@%+=:,./-]+")
+
+
+def _shell_word(text: str) -> str:
+    """`text` as one word of a POSIX shell command line: bare when plain, in double quotes when
+    only spaces and the like need quoting (as the docs write `"weight = weight_kg"`), else in single
+    quotes, so that a column spelt with backticks is never run as a command substitution."""
+    if _PLAIN_WORD.fullmatch(text):
+        return text
+    return f'"{text}"' if not set(text) & set('$`"\\!') else shlex.quote(text)
 
 
 def schedule(kinds: Sequence[StepKind], d: Durations, readers: int) -> dict[StepKind, tuple[int, int]]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
+from schemaguard.model import join_parts, parts
+
 ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values", "unit-drift"]
 PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits", "values", "unit-drift")
 Verdict = Literal["proven", "refuted", "unknown"]
@@ -33,6 +35,15 @@ class Proof:
     target: str | None = None
     allowed: tuple[str, ...] | None = None
     source: str | None = None  # `backfilled` from this column: null only where it is null
+
+    def __post_init__(self) -> None:
+        # A column is named by its path, which quotes a name only where it must: `` `sp ace` `` and
+        # `sp ace` name one column, kept as the schema's paths spell it (`a.b` stays the field b of
+        # a struct a, `` `a.b` `` one column).
+        if self.kind != "agree":
+            object.__setattr__(self, "column", _path(self.column))
+        if self.source is not None:
+            object.__setattr__(self, "source", _path(self.source))
 
     @property
     def spelled(self) -> str:
@@ -54,6 +65,15 @@ class Proof:
     def label(self) -> str:
         """`not-null channel`: how reports name the proof."""
         return f"{self.kind} {self.spelled}"
+
+
+def _path(column: str) -> str:
+    """A column as paths spell it; left as given when it is no column path (named as it is in the
+    error that refuses it)."""
+    try:
+        return join_parts(parts(column))
+    except ValueError:
+        return column
 
 
 BACKFILLED_FROM = " from "  # `--backfilled "customer_id from customer"`
