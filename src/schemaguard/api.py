@@ -28,7 +28,7 @@ from schemaguard.names import (
     PROFILE_NAMES,
     is_table_name,
 )
-from schemaguard.spark import kept_conf, tune_report_writes
+from schemaguard.spark import kept_conf
 
 if TYPE_CHECKING:
     from schemaguard.base import Options
@@ -500,7 +500,7 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
     import time
 
     from schemaguard import auditing
-    from schemaguard.config import load_config, parse_config
+    from schemaguard.config import load_config
     from schemaguard.report import folder
     from schemaguard.results import AuditResult
 
@@ -513,9 +513,8 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
             raise UsageError("audit: proofs= go with named tables; a configuration file lists its proofs")
         config = load_config(conf_or_tables)
     else:
-        listed = [{**_listed_table(str(t)), **_proof_keys(proofs)} for t in conf_or_tables]
-        config = parse_config({"tables": listed}, Path.cwd() / "schemaguard.toml")
-    config = select(config, list(tables), schema, catalog, allow_quiet)
+        config = auditing.named_tables_config([str(t) for t in conf_or_tables], proofs)
+    config = auditing.narrowed(config, list(tables), schema, catalog, allow_quiet)
     if full:
         config = replace(config, incremental=False)
     say = announce or (lambda _: None)
@@ -538,72 +537,8 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
             paths = folder.write_reports(run, config.report_dir,
                                          [f for f in config.formats if f != "terminal"]) if reports else {}
             if config.catalog.enabled:
-                run = _write_catalog(run, config, lazy, label, run_id is None, say, started, clock)
+                run = auditing.write_catalog(run, config, lazy, label, run_id is None, say, started, clock)
         finally:
             if spark is not None:
                 lazy.quiet()  # nothing of ours goes on in the caller's session once the call returns
     return AuditResult(run, config, paths)
-
-
-def _write_catalog(run: Any, config: Any, lazy: Any, label: str, new_id: bool,
-                   say: Callable[[str], None], started: datetime, clock: float) -> Any:
-    """The run written into the catalog's report tables, its time and phases brought up to date."""
-    import time
-    from datetime import timedelta
-
-    from schemaguard.report import catalog as catalog_tables
-
-    session = lazy.settled()
-    say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
-    writing = time.monotonic()
-    tune_report_writes(session)
-    catalog_tables.write_run(session, run, config.catalog, label, new_id=new_id)
-    done = time.monotonic()
-    return replace(run, finished_at=started + timedelta(seconds=done - clock),
-                   phases=replace(run.phases, spark_start=lazy.seconds, catalog=done - writing))
-
-
-def _listed_table(location: str) -> dict[str, str]:
-    """A table named on the command line as the configuration would list it: a catalog name
-    (db.table) that is not also a path is a catalog table; anything else a path or URI."""
-    if is_table_name(location) and not Path(location).exists():
-        return {"name": location, "catalog_table": location}
-    return {"name": Path(location.rstrip("/")).name or location, "path": location}
-
-
-def _proof_keys(proofs: Sequence[str]) -> dict[str, Any]:
-    """`KIND SUBJECT` proofs as a configured table's keys (`not-null channel` -> not_null); a
-    `values` proof without a configuration has no allowed set: it lists what it sees."""
-    from schemaguard.config import COLUMN_PROOF_KEYS
-
-    listed = {**{str(kind): key for kind, key in COLUMN_PROOF_KEYS.items()}, "fits": "fits"}
-    keys: dict[str, Any] = {}
-    for text in proofs:
-        kind, _, subject = text.strip().partition(" ")
-        if kind == "values" and subject.strip():
-            keys.setdefault("values", []).append({"column": subject.strip()})
-        elif kind in listed and subject.strip():
-            keys.setdefault(listed[kind], []).append(subject.strip())
-        else:
-            raise UsageError(f"--proof {text!r}: give KIND SUBJECT, KIND one of "
-                             f"{', '.join([*listed, 'values'])}")
-    return keys
-
-
-def select(config: Any, names: list[str], schema: str | None, catalog: bool,
-           allow_quiet: bool = False) -> Any:
-    """The configuration narrowed: some tables, another current schema, no catalog, quiet breaks
-    allowed on every table."""
-    known = {t.name: t for t in config.tables}
-    if unknown := [n for n in names if n not in known]:
-        raise UsageError(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
-    chosen = tuple(known[n] for n in names) if names else config.tables
-    if schema is not None:
-        if len(chosen) != 1:
-            raise UsageError(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with "
-                             "--table")
-        chosen = (replace(chosen[0], schema=schema),)
-    if allow_quiet:
-        chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)
-    enabled = config.catalog.enabled and catalog
-    return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))

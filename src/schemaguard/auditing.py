@@ -13,11 +13,12 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from schemaguard.checks import CheckOptions, run_checks
 from schemaguard.checks.compat import table_options
@@ -32,6 +33,7 @@ from schemaguard.lake.iceberg import CatalogRef
 from schemaguard.lake.scan import lister_for, use_spark
 from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
+from schemaguard.names import is_table_name
 from schemaguard.proofs import ProofResult
 from schemaguard.proofs.findings import proof_finding
 from schemaguard.proofs.outcome import AuditRun, Phases, TableAudit
@@ -297,3 +299,74 @@ def _current_schema(target: _Target, read: TableRead) -> tuple[str, Schema | Non
     if target.catalog_schema is not None:
         return "catalog", target.catalog_schema
     return read.current()
+
+
+def write_catalog(run: AuditRun, config: AuditConfig, lazy: LazySpark, label: str, new_id: bool,
+                  say: Callable[[str], None], started: datetime, clock: float) -> AuditRun:
+    """The run written into the catalog's report tables, its time and phases brought up to date."""
+    from schemaguard.report import catalog as catalog_tables
+    from schemaguard.spark import tune_report_writes
+
+    session = lazy.settled()
+    say(f"writing run {run.run_id} into the catalog database {config.catalog.database}")
+    writing = time.monotonic()
+    tune_report_writes(session)
+    catalog_tables.write_run(session, run, config.catalog, label, new_id=new_id)
+    done = time.monotonic()
+    return replace(run, finished_at=started + timedelta(seconds=done - clock),
+                   phases=replace(run.phases, spark_start=lazy.seconds, catalog=done - writing))
+
+
+def _listed_table(location: str) -> dict[str, str]:
+    """A table named on the command line as the configuration would list it: a catalog name
+    (db.table) that is not also a path is a catalog table; anything else a path or URI."""
+    if is_table_name(location) and not Path(location).exists():
+        return {"name": location, "catalog_table": location}
+    return {"name": Path(location.rstrip("/")).name or location, "path": location}
+
+
+def named_tables_config(locations: Sequence[str], proofs: Sequence[str]) -> AuditConfig:
+    """The configuration of an audit of tables named without a configuration file: each with the
+    default settings and the same proofs."""
+    from schemaguard.config import parse_config
+
+    listed = [{**_listed_table(location), **_proof_keys(proofs)} for location in locations]
+    return parse_config({"tables": listed}, Path.cwd() / "schemaguard.toml")
+
+
+def _proof_keys(proofs: Sequence[str]) -> dict[str, Any]:
+    """`KIND SUBJECT` proofs as a configured table's keys (`not-null channel` -> not_null); a
+    `values` proof without a configuration has no allowed set: it lists what it sees."""
+    from schemaguard.config import COLUMN_PROOF_KEYS
+
+    listed = {**{str(kind): key for kind, key in COLUMN_PROOF_KEYS.items()}, "fits": "fits"}
+    keys: dict[str, Any] = {}
+    for text in proofs:
+        kind, _, subject = text.strip().partition(" ")
+        if kind == "values" and subject.strip():
+            keys.setdefault("values", []).append({"column": subject.strip()})
+        elif kind in listed and subject.strip():
+            keys.setdefault(listed[kind], []).append(subject.strip())
+        else:
+            raise UsageError(f"--proof {text!r}: give KIND SUBJECT, KIND one of "
+                             f"{', '.join([*listed, 'values'])}")
+    return keys
+
+
+def narrowed(config: AuditConfig, names: list[str], schema: str | None, catalog: bool,
+             allow_quiet: bool = False) -> AuditConfig:
+    """The configuration narrowed: some tables, another current schema, no catalog, quiet breaks
+    allowed on every table."""
+    known = {t.name: t for t in config.tables}
+    if unknown := [n for n in names if n not in known]:
+        raise UsageError(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
+    chosen = tuple(known[n] for n in names) if names else config.tables
+    if schema is not None:
+        if len(chosen) != 1:
+            raise UsageError(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with "
+                             "--table")
+        chosen = (replace(chosen[0], schema=schema),)
+    if allow_quiet:
+        chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)
+    enabled = config.catalog.enabled and catalog
+    return replace(config, tables=chosen, catalog=replace(config.catalog, enabled=enabled))
