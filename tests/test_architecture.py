@@ -2,8 +2,9 @@
 pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report,
 docs/design.md),
-no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), and every
-module importable on its own in dependency order."""
+no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), every
+module importable on its own in dependency order, and every module opening with a docstring:
+each stage's (and base module's) names what it may import, exactly as `ALLOWED` here does."""
 
 from __future__ import annotations
 
@@ -87,6 +88,30 @@ def test_report_imports_nothing_from_rules_or_lake() -> None:
     report = {m: deps for m, deps in MODULES.items() if stage(m) == "report"}
     assert report  # the stage exists
     assert not {d for deps in report.values() for d in deps if stage(d) in ("rules", "lake")}
+
+
+def _opening(module: str) -> str:
+    """The docstring a stage (its `__init__`) or a base module opens with."""
+    path = PACKAGE / module / "__init__.py"
+    path = path if path.exists() else PACKAGE / f"{module}.py"
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_each_stage_says_what_it_may_import_as_the_rules_here_allow(layer: str) -> None:
+    """Its docstring's `May import:` line names exactly the stages `ALLOWED` gives it ("nothing of
+    the package" for none), so the module a newcomer opens and this test never disagree."""
+    said = [line for line in _opening(layer).splitlines() if line.startswith("May import:")]
+    assert len(said) == 1, f"{layer}: no `May import:` line in its docstring"
+    listed = said[0].removeprefix("May import:").split(".")[0].split("(")[0].strip()
+    names = set() if listed.startswith("nothing") else {n.strip() for n in listed.split(",")}
+    assert names == ALLOWED[layer]
+
+
+def test_every_module_opens_with_a_docstring() -> None:
+    bare = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
+            if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
+    assert not bare
 
 
 def test_every_module_imports_on_its_own_in_dependency_order() -> None:

@@ -1,6 +1,8 @@
 """What every rule and check speaks in: severities, rules, problems, conflicts, reader options,
 and how Spark sees a Parquet type. Shared by `rules/`, `checks/` and `report/`, so that none of
 them imports another to name a type.
+
+May import: names, model. Must not: hold a rule of one reader (those live in `rules/`).
 """
 
 from __future__ import annotations

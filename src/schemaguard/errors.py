@@ -2,6 +2,8 @@
 
 Every stage raises a subclass of `UsageError` for bad input (a missing table, an invalid schema
 file, a bad configuration key), so `cli.main` catches one class without importing the stages.
+
+May import: nothing of the package (every stage imports it).
 """
 
 from __future__ import annotations

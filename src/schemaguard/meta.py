@@ -1,4 +1,7 @@
-"""What the installed package says of itself."""
+"""What the installed package says of itself.
+
+May import: nothing of the package.
+"""
 
 from __future__ import annotations
 

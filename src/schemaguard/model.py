@@ -6,6 +6,8 @@ key is `{key}` and a map value is `{value}` (so `orders.items[].price` and `attr
 that holds one of `` .`[]{} `` (or is empty) is written in backticks, a backtick doubled, as Spark
 SQL writes it: a top-level column `a.b` is `` `a.b` ``, never the field `b` of a struct `a`.
 `parts` reads a path back into its names; nothing else splits one.
+
+May import: names. Must not: know any file format or reader (those are `formats/` and `rules/`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 identity rules and reader options. They live apart from the modules that implement them, so that
 `schemaguard --help` and a mistyped option load no rule module (start-up counts). Each
 implementing module takes its names from here: `rules/profiles.py` builds one profile per name
-(and a test holds the two equal), `rules/modes.py`, `model.py` and `base.py` use these types."""
+(and a test holds the two equal), `rules/modes.py`, `model.py` and `base.py` use these types.
+
+May import: nothing of the package (everything else is built on these names).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,12 @@
 """Every detector as a pure function of a table read (and the options of the audit), in one
 ordered tuple: the findings of `scan`, `gate` and `audit` all come from here, so they can never
-disagree. The order is the order findings are listed in."""
+disagree. The order is the order findings are listed in.
+
+Stage `checks` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
+report).
+May import: errors, names, model, base, formats, lake, rules.
+Must not: read data (that is `proofs/`), or format output (`report/`).
+"""
 
 from __future__ import annotations
 

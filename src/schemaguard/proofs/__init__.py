@@ -5,6 +5,11 @@ set, no unit drift. Each proof ends `proven`, `refuted` (with where) or `unknown
 Statistics decide first (`stats.py`: footer null counts and bounds, Delta's log statistics,
 Iceberg's manifests); only the files they leave undecided are read, with Spark, and validated
 with Great Expectations (`gx_spark.py`). `run.py` puts the two together over a scope of the table.
+
+Stage `proofs` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
+report).
+May import: errors, names, model, base, formats, lake, rules, checks.
+Must not: write into the tables it reads, or leave a caller's Spark session changed.
 """
 
 from __future__ import annotations
