@@ -9,7 +9,8 @@ from pathlib import Path
 
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.plan.consumers import ConsumerScan, constraint_hits, enum_consumers, sql_files
-from schemaguard.plan.usage import LoggedQuery, read_log
+from schemaguard.plan.usage.logs import read_log
+from schemaguard.plan.usage.records import LoggedQuery
 
 SHIPMENTS = schema_from_notation({"fields": [
     {"name": "id", "type": "int64"}, {"name": "weight", "type": "double"},

@@ -1,7 +1,8 @@
 """Consumers that match an enum column's values exhaustively, and so mishandle a value added to it.
 
 In queries (a query log, or `.sql` files), each statement that reads the table is qualified as
-usage.py qualifies it (its functions, its time limit), and three patterns on the column count:
+usage/resolve.py qualifies it (its functions, usage/limits.py's time limit), and three patterns on
+the column count:
 - `case-without-else`: a CASE that tests the column (`CASE col WHEN ...`, or `CASE WHEN col = ...`
   / `col IN (...)`) and has no ELSE: a new value falls through to NULL;
 - `in-list`: `col IN (literals)` or `col IN (subquery)` as a condition that drops rows (in a
@@ -35,17 +36,9 @@ from sqlglot import Token, TokenType, exp
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_ddl import spark_sql
 from schemaguard.model import Schema
-from schemaguard.plan.usage import (
-    LoggedQuery,
-    TableScope,
-    TextCache,
-    UnresolvedQuery,
-    bounded,
-    statements_naming,
-    table_column,
-    table_scopes,
-    text_key,
-)
+from schemaguard.plan.usage.limits import TextCache, bounded, text_key
+from schemaguard.plan.usage.records import LoggedQuery, UnresolvedQuery
+from schemaguard.plan.usage.resolve import TableScope, statements_naming, table_column, table_scopes
 
 HitKind = Literal["case-without-else", "in-list", "inner-join", "check-constraint"]
 
