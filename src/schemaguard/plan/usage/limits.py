@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
 import sys
 import threading
 import time
@@ -114,14 +113,17 @@ def within(seconds: float, work: Callable[[], R]) -> R:
     return job.result  # type: ignore[return-value]  # set when no error was
 
 
-_WORK = (f"{os.sep}sqlglot{os.sep}", f"{os.sep}schemaguard{os.sep}")
+_WORK = frozenset({"sqlglot", "schemaguard"})  # the packages whose code the work runs
 
 
 def _in_work(thread: threading.Thread) -> bool:
-    """Whether the thread runs the work's own code (sqlglot's or ours) now, not a finalizer or a
-    garbage collector's callback (another library's), which would swallow the timeout."""
+    """Whether the thread runs the work's own code now: its innermost frame belongs to a module of
+    sqlglot's or ours (the module the frame's globals are, not the file its code came from). Any
+    other frame may be a finalizer or a garbage collector's callback of another library, run in
+    the middle of the work (neither package has one), and a timeout raised into it would be
+    swallowed, printed as an unraisable exception; the work's own code gets it a moment later."""
     frame = sys._current_frames().get(thread.ident or 0)
-    return frame is not None and any(part in frame.f_code.co_filename for part in _WORK)
+    return frame is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] in _WORK
 
 
 def _raise_in(thread: int, exception: type[BaseException]) -> None:
