@@ -631,6 +631,22 @@ def test_openlineage_datasets_match_by_location_or_name(tmp_path: Path) -> None:
         ("airflow/a", frozenset({"weight"})), ("airflow/b", frozenset({"id"})), ("airflow/c", None)]
 
 
+def test_an_openlineage_field_is_the_column_it_names_whole_or_the_top_of_its_path(tmp_path: Path) -> None:
+    dotted = schema_from_notation({"fields": [  # a column named `a.b` beside a struct `a` with fields b, c
+        {"name": "a.b", "type": "string"},
+        {"name": "a", "type": {"struct": [{"name": "b", "type": "string"},
+                                          {"name": "c", "type": "string"}]}}]})
+    log = write_jsonl(tmp_path / "lineage.jsonl", [
+        run_event(job, job, NOW, [SHIP], [output({"x": [read_of(SHIP, field)]})])
+        for job, field in (("quoted", "`a.b`"), ("spark", "a.b"), ("nested", "a.c"), ("quoted_top", "`a`.c"))
+    ])
+    outcomes = query_outcomes(read_log(log), "shipments", dotted, location="/lake/shipments")
+    assert [(q.user, o) for q, o in outcomes] == [
+        ("airflow/quoted", frozenset({"a.b"})),  # in backticks, as model.py writes it: the column
+        ("airflow/spark", frozenset({"a.b"})),  # a column's own name, as Spark names its attribute
+        ("airflow/nested", frozenset({"a"})), ("airflow/quoted_top", frozenset({"a"}))]
+
+
 # ---------------------------------------------------------------------------------------------
 # The plan's checks on them
 

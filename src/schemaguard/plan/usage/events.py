@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from schemaguard.model import top_name
 from schemaguard.plan.usage.records import Dataset, LoggedQuery, Outcome, Scan, as_text, instant, names_table
 
 # Nodes of a Spark physical plan that print the columns they keep: a scan's column none of them
@@ -203,8 +204,13 @@ def _dataset_path(namespace: str, name: str) -> str:
 
 
 def _field_column(field: str, names: dict[str, str]) -> str | None:
-    """The table's top-level column an OpenLineage field is (or is a nested field of)."""
-    return names.get(field.lower()) or names.get(field.split(".", 1)[0].lower())
+    """The table's top-level column an OpenLineage field is (or is a nested field of): a column's
+    own name (Spark names an attribute so, a dot and all), else the top of a path as model.py
+    writes one (`addr.city` is in `addr`, `` `a.b` `` is the column `a.b`, never in `a`)."""
+    try:
+        return names.get(field.lower()) or names.get(top_name(field).lower())
+    except ValueError:  # no path (`[0]`, a backtick left open): no column of the table
+        return None
 
 
 def _under(path: str, root: str) -> bool:
