@@ -9,7 +9,8 @@ from pathlib import Path
 
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.plan.consumers import ConsumerScan, constraint_hits, enum_consumers, sql_files
-from schemaguard.plan.usage import LoggedQuery, read_log
+from schemaguard.plan.usage.logs import read_log
+from schemaguard.plan.usage.records import LoggedQuery
 
 SHIPMENTS = schema_from_notation({"fields": [
     {"name": "id", "type": "int64"}, {"name": "weight", "type": "double"},
@@ -72,6 +73,22 @@ def test_a_nested_enum_is_matched_on_its_path(tmp_path: Path) -> None:
     ])
     hits = enum_consumers(read_log(log), "shipments", "addr.kind", SHIPMENTS).hits
     assert sorted((h.consumer, h.kind) for h in hits) == [("a", "case-without-else"), ("c", "in-list")]
+
+
+DOTTED = schema_from_notation({"fields": [  # a column named `a.b` beside a struct `a` with a field `b`
+    {"name": "a.b", "type": {"enum": ["x", "y"]}},
+    {"name": "a", "type": {"struct": [{"name": "b", "type": {"enum": ["x", "y"]}}]}}]})
+
+
+def test_a_column_whose_name_holds_a_dot_is_not_a_struct_field(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "q.jsonl", [
+        ("column", "SELECT CASE `a.b` WHEN 'x' THEN 1 END FROM shipments"),
+        ("field", "SELECT CASE a.b WHEN 'x' THEN 1 END FROM shipments"),
+    ])
+    constraints = {"on_column": "`a.b` IN ('x', 'y')", "on_field": "a.b IN ('x', 'y')"}
+    for path, meant in (("`a.b`", "column"), ("a.b", "field")):  # as model.py writes each path
+        assert [h.consumer for h in enum_consumers(read_log(log), "shipments", path, DOTTED).hits] == [meant]
+        assert [h.consumer for h in constraint_hits(constraints, path)] == [f"constraint on_{meant}"]
 
 
 def test_a_query_repeated_in_a_log_is_one_hit_per_consumer(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Who reads which column (plan/usage.py): query logs resolved with sqlglot, Spark's own event
+"""Who reads which column (plan/usage/): query logs resolved with sqlglot, Spark's own event
 logs (real ones written by Spark with each codec, and hand-written ones), OpenLineage run events,
 and the plan's checks on them."""
 
@@ -25,16 +25,11 @@ import sqlglot
 
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import dumps, schema_from_notation
-from schemaguard.plan.usage import (
-    QueryTimeout,
-    UnresolvedQuery,
-    _open_text,
-    column_reads,
-    query_outcomes,
-    read_log,
-    read_usage,
-    within,
-)
+from schemaguard.plan.usage.limits import QueryTimeout, within
+from schemaguard.plan.usage.logs import open_log, read_log
+from schemaguard.plan.usage.records import UnresolvedQuery
+from schemaguard.plan.usage.resolve import column_reads
+from schemaguard.plan.usage.tally import query_outcomes, read_usage
 from tests.helpers import SCHEMAGUARD
 
 SHIPMENTS = schema_from_notation({"fields": [
@@ -473,7 +468,7 @@ def test_every_event_log_codec_spark_writes(spark_apps: Path, codec: str) -> Non
     log = spark_log(spark_apps, codec)
     files = sorted(log.glob("events_*")) if log.is_dir() else [log]
     for file in files:
-        with _open_text(file) as text:  # the decoded bytes, before any JSON
+        with open_log(file) as text:  # the decoded bytes, before any JSON
             assert text.buffer.read() == (spark_apps / f"{file.name}.spark").read_bytes()
     queries = list(query_outcomes(read_log(log), "shipments", PARTITIONED, location=str(spark_apps / "t")))
     assert queries[-1][1] == ONCE and queries[-1][0].application == f"app-{codec}"
@@ -634,6 +629,22 @@ def test_openlineage_datasets_match_by_location_or_name(tmp_path: Path) -> None:
     outcomes = query_outcomes(read_log(log), "shipments", SHIPMENTS, location="s3://lake/tables/shipments/")
     assert [(q.user, o) for q, o in outcomes] == [
         ("airflow/a", frozenset({"weight"})), ("airflow/b", frozenset({"id"})), ("airflow/c", None)]
+
+
+def test_an_openlineage_field_is_the_column_it_names_whole_or_the_top_of_its_path(tmp_path: Path) -> None:
+    dotted = schema_from_notation({"fields": [  # a column named `a.b` beside a struct `a` with fields b, c
+        {"name": "a.b", "type": "string"},
+        {"name": "a", "type": {"struct": [{"name": "b", "type": "string"},
+                                          {"name": "c", "type": "string"}]}}]})
+    log = write_jsonl(tmp_path / "lineage.jsonl", [
+        run_event(job, job, NOW, [SHIP], [output({"x": [read_of(SHIP, field)]})])
+        for job, field in (("quoted", "`a.b`"), ("spark", "a.b"), ("nested", "a.c"), ("quoted_top", "`a`.c"))
+    ])
+    outcomes = query_outcomes(read_log(log), "shipments", dotted, location="/lake/shipments")
+    assert [(q.user, o) for q, o in outcomes] == [
+        ("airflow/quoted", frozenset({"a.b"})),  # in backticks, as model.py writes it: the column
+        ("airflow/spark", frozenset({"a.b"})),  # a column's own name, as Spark names its attribute
+        ("airflow/nested", frozenset({"a"})), ("airflow/quoted_top", frozenset({"a"}))]
 
 
 # ---------------------------------------------------------------------------------------------

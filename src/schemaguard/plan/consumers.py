@@ -1,7 +1,8 @@
 """Consumers that match an enum column's values exhaustively, and so mishandle a value added to it.
 
 In queries (a query log, or `.sql` files), each statement that reads the table is qualified as
-usage.py qualifies it (its functions, its time limit), and three patterns on the column count:
+usage/resolve.py qualifies it (its functions, usage/limits.py's time limit), and three patterns on
+the column count:
 - `case-without-else`: a CASE that tests the column (`CASE col WHEN ...`, or `CASE WHEN col = ...`
   / `col IN (...)`) and has no ELSE: a new value falls through to NULL;
 - `in-list`: `col IN (literals)` or `col IN (subquery)` as a condition that drops rows (in a
@@ -34,18 +35,10 @@ from sqlglot import Token, TokenType, exp
 
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_ddl import spark_sql
-from schemaguard.model import Schema
-from schemaguard.plan.usage import (
-    LoggedQuery,
-    TableScope,
-    TextCache,
-    UnresolvedQuery,
-    bounded,
-    statements_naming,
-    table_column,
-    table_scopes,
-    text_key,
-)
+from schemaguard.model import Schema, parts, top_name
+from schemaguard.plan.usage.limits import TextCache, bounded, text_key
+from schemaguard.plan.usage.records import LoggedQuery, UnresolvedQuery
+from schemaguard.plan.usage.resolve import TableScope, statements_naming, table_column, table_scopes
 
 HitKind = Literal["case-without-else", "in-list", "inner-join", "check-constraint"]
 
@@ -139,11 +132,13 @@ def _matches_in(text: str, table: str, column: str, schema: Schema,
 
 
 def _path(column: str) -> tuple[str, ...]:
-    """A column path to match, lower case; inside a list or map only its top-level column."""
-    parts = column.lower().split(".")
-    if any("[" in p or "{" in p for p in parts):
-        return (parts[0].split("[")[0].split("{")[0],)
-    return tuple(parts)
+    """A column path's names to match, lower case (`` `a.b` `` is one name, the column's); inside
+    a list or map only its top-level column."""
+    try:
+        names = parts(column)
+    except ValueError:  # through a list element or a map slot
+        names = (top_name(column),)
+    return tuple(n.lower() for n in names)
 
 
 def _on_column(e: exp.Expr, at: TableScope, names: dict[str, str], path: tuple[str, ...]) -> bool:
@@ -152,12 +147,12 @@ def _on_column(e: exp.Expr, at: TableScope, names: dict[str, str], path: tuple[s
     c = _innermost(e)
     if c is None or (top := table_column(c, at, names)) is None:
         return False
-    parts: list[str] = [top.lower()]
+    named: list[str] = [top.lower()]
     node: exp.Expr = c
-    while len(parts) < len(path) and isinstance(dot := node.parent, exp.Dot) and dot.this is node:
-        parts.append(dot.expression.name.lower())
+    while len(named) < len(path) and isinstance(dot := node.parent, exp.Dot) and dot.this is node:
+        named.append(dot.expression.name.lower())
         node = dot
-    return tuple(parts) == path
+    return tuple(named) == path
 
 
 def _innermost(e: exp.Expr) -> exp.Column | None:

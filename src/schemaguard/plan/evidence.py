@@ -1,6 +1,6 @@
 """The evidence behind a plan's checks, gathered when the plan is given a table, query logs or
 consumer SQL: data proofs through proofs/ (statistics first, then the data), reads of the old
-column from query logs (usage.py), exhaustive enum consumers (consumers.py), and the files and
+column from query logs (usage/), exhaustive enum consumers (consumers.py), and the files and
 rows a changed default reaches (the table's history). A check with no evidence to read stays
 `not-run`; a check whose evidence is incomplete is `unknown`, never `proven`."""
 
@@ -24,7 +24,8 @@ from schemaguard.rules.changes import OpKind
 
 if TYPE_CHECKING:  # sqlglot loads only when there are queries to read
     from schemaguard.plan.consumers import ConsumerHit
-    from schemaguard.plan.usage import LoggedQuery, Usage
+    from schemaguard.plan.usage.records import LoggedQuery
+    from schemaguard.plan.usage.tally import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +160,8 @@ def read_evidence(evidence: Evidence, request: PlanRequest, logs: Sequence[Path]
     if not logs and sql is None:
         return evidence
     from schemaguard.plan.consumers import constraint_hits, enum_consumers, sql_files
-    from schemaguard.plan.usage import read_log, read_usage
+    from schemaguard.plan.usage.logs import read_log
+    from schemaguard.plan.usage.tally import read_usage
 
     name = query_table or _query_name(request.table)
     columns = _both(request.old, request.new)
