@@ -32,6 +32,9 @@ from schemaguard.formats.parquet.footer import (
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
 from schemaguard.formats.thrift import ThriftError, decode_file_metadata
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
     DataType,
     Field,
     ListType,
@@ -111,7 +114,7 @@ def _spark_refusal(columns: list[ParquetColumn]) -> str | None:
     refuses by kind (FLOAT16, GEOMETRY...) are `base.spark_view`'s."""
     for c in columns:
         if c.container == "map:key-only":
-            map_path = c.path.rpartition("[]")[0]
+            map_path = c.path.rpartition(ELEMENT)[0]
             return f"`{map_path}` is a MAP without values: Spark fails with 'Invalid map type'"
         if c.logical_type is not None and c.logical_type.startswith("FIELD_"):
             return (f"`{c.path}` has a logical type parquet-java does not know ({c.logical_type}): "
@@ -246,7 +249,7 @@ def _to_field(node: _Node, parent: str, parquet_parent: tuple[str, ...], contain
     ppath = (*parquet_parent, name)
     if node.element.repetition == "REPEATED":
         # A repeated field outside LIST/MAP: a required list of required elements.
-        element = _to_type(node, path + "[]", ppath, "repeated", out)
+        element = _to_type(node, path + ELEMENT, ppath, "repeated", out)
         return new_field(name, ListType(element, False), False, node.element.field_id)
     t = _to_type(node, path, ppath, container, out)
     return new_field(name, t, node.element.repetition == "OPTIONAL", node.element.field_id)
@@ -271,13 +274,13 @@ def _to_type(node: _Node, path: str, ppath: tuple[str, ...], container: str | No
             shape = "map:MAP_KEY_VALUE" if legacy else "map"
             kpath = (*ppath, kv.name)
             key_node, value_node = kv.children
-            key = _to_type(key_node, path + "{key}", (*kpath, key_node.name), shape, out)
-            value = _to_type(value_node, path + "{value}", (*kpath, value_node.name), shape, out)
+            key = _to_type(key_node, path + KEY, (*kpath, key_node.name), shape, out)
+            value = _to_type(value_node, path + VALUE, (*kpath, value_node.name), shape, out)
             return MapType(key, value, value_node.repetition == "OPTIONAL")
         if kv.repetition == "REPEATED" and len(kv.children) == 1:
             # A key-only map (a set; LogicalTypes.md allows it): no model map has no value, so it
             # stays a list of its keys' group, and its layout says what the footer holds.
-            return ListType(_to_type(kv, path + "[]", (*ppath, kv.name), "map:key-only", out), False)
+            return ListType(_to_type(kv, path + ELEMENT, (*ppath, kv.name), "map:key-only", out), False)
     return StructType(tuple(_to_field(c, path, ppath, container, out) for c in node.children))
 
 
@@ -306,8 +309,8 @@ def _list_type(node: _Node, path: str, ppath: tuple[str, ...], out: _Leaves) -> 
         # The repeated field itself is the (required) element, with its own annotation: a
         # primitive, a struct, or a LIST/MAP group (Spark's legacy `array(array(..))` writes
         # `repeated group array (LIST) { repeated int32 array; }`).
-        return ListType(_to_type(rep, path + "[]", rpath, "list:2-level", out), False)
+        return ListType(_to_type(rep, path + ELEMENT, rpath, "list:2-level", out), False)
     element = rep.children[0]
-    etype = _to_type(element, path + "[]", (*rpath, element.name), "list:3-level", out)
+    etype = _to_type(element, path + ELEMENT, (*rpath, element.name), "list:3-level", out)
     return ListType(etype, element.repetition == "OPTIONAL")
 
