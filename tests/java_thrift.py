@@ -23,7 +23,7 @@ def _member(union: Any) -> tuple[str, Any]:
 
 
 def java_logical_label(element: Any) -> str | None:
-    """The same label `formats/parquet.py` writes, built from parquet-java's LogicalType union."""
+    """The same label `formats/parquet/elements.py` writes, built from parquet-java's LogicalType union."""
     if not element.isSetLogicalType():
         return None
     name, body = _member(element.getLogicalType())

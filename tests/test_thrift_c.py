@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemaguard.formats import thrift
-from schemaguard.formats.parquet import _SCANNED
+from schemaguard.formats.parquet.reader import SCANNED
 from schemaguard.formats.thrift import Keep, ThriftError, decode_file_metadata, decode_struct
 from tests.handmade_footers import (
     BYTE_ARRAY,
@@ -29,7 +29,7 @@ from tests.handmade_footers import (
 )
 from tests.test_fuzz_footer import SAMPLES, mutated
 
-KEEPS: list[Keep] = [_SCANNED, {}, {4: {1: None}}, {4: {1: {3: None}}, 5: None, 1: None, 2: None}]
+KEEPS: list[Keep] = [SCANNED, {}, {4: {1: None}}, {4: {1: {3: None}}, 5: None, 1: None, 2: None}]
 
 
 def footer(data: bytes) -> bytes:
@@ -75,7 +75,7 @@ def test_the_compiled_decoder_was_built_and_is_used_unless_switched_off() -> Non
 def test_real_footers_decode_alike(index: int) -> None:
     data = footer(SAMPLES[index])
     both_agree(data)
-    assert decode_file_metadata(data, [], _SCANNED, compiled=True)[0][3] == 3 - index  # num_rows
+    assert decode_file_metadata(data, [], SCANNED, compiled=True)[0][3] == 3 - index  # num_rows
 
 
 def one_leaf(name: bytes, physical: int, **kw: Any) -> bytes:
@@ -150,5 +150,5 @@ def test_a_boolean_where_a_kept_struct_belongs_is_read_from_its_header() -> None
     when `keep` expected a struct there (found by the mutated-footer comparison above)."""
     data = encode_struct({2: [{4: b"s"}], 4: [{1: [{3: True, 8: {1: b"k"}}]}]})
     for compiled in (True, False):
-        meta, _ = decode_file_metadata(data, [], _SCANNED, compiled=compiled)
+        meta, _ = decode_file_metadata(data, [], SCANNED, compiled=compiled)
         assert meta[4] == [{1: [{3: True, 8: {1: b"k"}}]}]

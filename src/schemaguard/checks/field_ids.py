@@ -10,6 +10,9 @@ from schemaguard.formats.parquet import FooterSchema
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.table import TableRead
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
     DataType,
     Field,
     Schema,
@@ -25,7 +28,7 @@ def id_paths(footer: FooterSchema) -> dict[str, int]:
     list and its element at once: one node, one id, counted once."""
     ids = {path: f.id for path, f in fields_of(footer.schema) if f.id is not None}
     for c in footer.columns:
-        slot = c.path.endswith(("[]", "{key}", "{value}")) and c.container != "repeated"
+        slot = c.path.endswith((ELEMENT, KEY, VALUE)) and c.container != "repeated"
         if slot and c.field_id is not None:
             ids[c.path] = c.field_id
     return ids

@@ -50,7 +50,8 @@ CODES: dict[str, Code] = {c.code: c for c in (
          "none of them Parquet): nothing was checked",
          "lake/discover.py (Spark's listing rules)"),
     Code("SPARK_CANNOT_READ_FOOTER", "error", "Spark refuses a footer whole: every read of those files fails",
-         "formats/parquet.py _spark_refusal (observed on Spark 4.1.4: key-only MAP, unknown logical type)"),
+         "formats/parquet/schema.py _spark_refusal (observed on Spark 4.1.4: key-only MAP, unknown logical "
+         "type)"),
     Code("SPARK_MERGE_CONFLICT", "error", "spark.read with mergeSchema fails on the versions on disk",
          f"{_CR} §5 StructType.merge; {_PS} §2.3"),
     Code("LOGICAL_TYPE_DRIFT", "warning", "A column's type or Parquet layout differs between schema versions",
@@ -222,7 +223,7 @@ def files_finding(code: str, message: str, rels: Sequence[str], evidence: Eviden
                    evidence=tuple(evidence))
 
 
-_DETAIL = re.compile(r":| \(")  # formats/parquet.py puts a reason's detail after these
+_DETAIL = re.compile(r":| \(")  # formats/parquet/ puts a reason's detail after these
 
 
 def reason_category(reason: str) -> str:

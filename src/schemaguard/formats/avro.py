@@ -42,7 +42,9 @@ from typing import Any, TypeGuard
 from schemaguard.formats.avro_schema import AvroField, AvroSchemaError, AvroType, parse_avro
 from schemaguard.formats.notation import describe, parse_primitive
 from schemaguard.model import (
+    ELEMENT,
     TIME_UNITS,
+    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -201,10 +203,10 @@ def _to_model(t: AvroType, path: str, records: tuple[int, ...]) -> tuple[DataTyp
             raise _Unmodelled(path, f"recursive type {t.name!r}: spark-avro refuses recursive types")
         return StructType(tuple(_field(f, _child(path, f.name), (*records, id(t))) for f in t.fields)), False
     if t.kind == "array":
-        element, nullable = _to_model(t.child, path + "[]", records)
+        element, nullable = _to_model(t.child, path + ELEMENT, records)
         return ListType(element, nullable), False
     if t.kind == "map":
-        value, nullable = _to_model(t.child, path + "{value}", records)
+        value, nullable = _to_model(t.child, path + VALUE, records)
         return MapType(StringType(), value, nullable), False
     if t.kind == "enum":
         return EnumType(t.symbols, t.enum_default), False

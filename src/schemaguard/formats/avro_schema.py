@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemaguard.model import canonical_json
+from schemaguard.model import ELEMENT, VALUE, canonical_json
 
 PRIMITIVE_KINDS = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED_KINDS = ("record", "enum", "fixed")
@@ -119,7 +119,7 @@ class _Parser:
             key = "items" if kind == "array" else "values"
             if key not in doc:
                 raise AvroSchemaError(f"{_at(path)}: an {kind} needs `{key}`", path)
-            child = self.type(doc[key], path + ("[]" if kind == "array" else "{value}"), space)
+            child = self.type(doc[key], path + (ELEMENT if kind == "array" else VALUE), space)
             return AvroType(kind, items=child, props=props)
         if kind in NAMED_KINDS:
             return self._named(doc, path, space, props)

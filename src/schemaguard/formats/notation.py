@@ -20,7 +20,10 @@ from typing import Any
 
 from schemaguard.errors import TOO_DEEP, UsageError, require_regular
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
     TIME_UNITS,
+    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -295,15 +298,15 @@ def type_from_notation(doc: Any, where: str) -> DataType:
     if "list" in doc:
         nullable = doc.get("element_nullable", False)
         _expect(isinstance(nullable, bool), where, "element_nullable must be true or false")
-        return ListType(type_from_notation(doc["list"], where + "[]"), nullable)
+        return ListType(type_from_notation(doc["list"], where + ELEMENT), nullable)
     if "map" in doc:
         kv = doc["map"]
         _expect(isinstance(kv, list) and len(kv) == 2, where, "map needs [key type, value type]")
         nullable = doc.get("value_nullable", False)
         _expect(isinstance(nullable, bool), where, "value_nullable must be true or false")
         return MapType(
-            type_from_notation(kv[0], where + "{key}"),
-            type_from_notation(kv[1], where + "{value}"),
+            type_from_notation(kv[0], where + KEY),
+            type_from_notation(kv[1], where + VALUE),
             nullable,
         )
     symbols = doc["enum"]  # the one kind left

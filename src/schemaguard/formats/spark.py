@@ -18,6 +18,9 @@ from typing import Any
 from schemaguard.errors import TOO_DEEP
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -89,11 +92,11 @@ def spark_type_to_model(doc: Any, where: str) -> DataType:
     if kind == "struct":
         return StructType(tuple(_field(f, where) for f in doc.get("fields", [])))
     if kind == "array":
-        return ListType(spark_type_to_model(doc["elementType"], where + "[]"),
+        return ListType(spark_type_to_model(doc["elementType"], where + ELEMENT),
                         bool(doc.get("containsNull", True)))
     if kind == "map":
-        return MapType(spark_type_to_model(doc["keyType"], where + "{key}"),
-                       spark_type_to_model(doc["valueType"], where + "{value}"),
+        return MapType(spark_type_to_model(doc["keyType"], where + KEY),
+                       spark_type_to_model(doc["valueType"], where + VALUE),
                        bool(doc.get("valueContainsNull", True)))
     raise SparkSchemaError(f"{where}: unknown Spark type object {kind!r}")
 

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from schemaguard.formats.spark import type_to_spark
 from schemaguard.model import (
+    ELEMENT,
+    KEY,
+    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -92,9 +95,9 @@ def ddl_type(t: exp.DataType, where: str) -> DataType:
         precision, scale = (int(p.name) for p in params) if len(params) == 2 else (int(params[0].name), 0)
         return DecimalType(precision, scale)
     if kind == "ARRAY" and len(params) == 1:
-        return ListType(ddl_type(params[0], f"{where}[]"), True)
+        return ListType(ddl_type(params[0], where + ELEMENT), True)
     if kind == "MAP" and len(params) == 2:
-        return MapType(ddl_type(params[0], f"{where}{{key}}"), ddl_type(params[1], f"{where}{{value}}"), True)
+        return MapType(ddl_type(params[0], where + KEY), ddl_type(params[1], where + VALUE), True)
     if kind == "STRUCT":
         return StructType(tuple(ddl_field(f, where) for f in params))
     raise DdlTypeError(f"{where}: the type {t.sql(dialect=spark_sql())} has no equivalent here")

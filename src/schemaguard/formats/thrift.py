@@ -2,7 +2,7 @@
 
 The decoder is generic: a struct becomes a dict from field id to value (integers, bytes, floats,
 booleans, lists and nested dicts), so every field a writer put there is kept, including union
-members and fields this code has no name for. `formats/parquet.py` reads the fields it needs by
+members and fields this code has no name for. `formats/parquet/` reads the fields it needs by
 their ids in apache/parquet-format `src/main/thrift/parquet.thrift` (the ids are cited there).
 
 Compact protocol (Apache Thrift, `doc/specs/thrift-compact-protocol.md`): a field header byte

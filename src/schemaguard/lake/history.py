@@ -178,7 +178,7 @@ def _compute_leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, st
 
 def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None) -> str:
     required = " not null" if nullable is False else ""
-    if c.container == "variant":  # however it is shredded (see formats/parquet.py _tree)
+    if c.container == "variant":  # however it is shredded (see formats/parquet/schema.py _tree)
         return f"{describe(t)}{required} [group VARIANT]"
     physical = c.physical_type
     if c.type_length is not None:

@@ -1,8 +1,8 @@
 """What statistics decide, file by file, without reading a data page.
 
 A file's footer holds, per leaf column and row group, a null count and min/max; the reader sums
-and bounds them over every row group (formats/parquet.py `LeafStats`), so a null only in a
-file's second row group still counts. A leaf that cannot be null (max definition level 0: it
+and bounds them over every row group (formats/parquet/stats.py, into `LeafStats`), so a null only
+in a file's second row group still counts. A leaf that cannot be null (max definition level 0: it
 and every ancestor REQUIRED) needs no statistics. Where the footer has none (statistics off;
 pyarrow writes none for INT96), a Delta table's log statistics (`nullCount` per file) or an
 Iceberg table's manifest (null counts by field id) may; where none has them, the file is

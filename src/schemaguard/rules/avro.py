@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from schemaguard.base import CR, Problem, Rule
 from schemaguard.formats.avro_schema import NAMED_KINDS, AvroField, AvroType
+from schemaguard.model import ELEMENT, VALUE
 
 SC = "SchemaCompatibility.java (avro 1.12)"
 AMBIGUOUS = "AMBIGUOUS_FIELD"  # not a Java type: Java's lookupWriterField throws AvroRuntimeException
@@ -124,9 +125,9 @@ class _Checker:
     def calculate(self, r: AvroType, w: AvroType, location: list[Step]) -> Found:
         if r.kind == w.kind:
             if r.kind == "array":
-                return self.get("items", r.child, w.child, location, "[]")
+                return self.get("items", r.child, w.child, location, ELEMENT)
             if r.kind == "map":
-                return self.get("values", r.child, w.child, location, "{value}")
+                return self.get("values", r.child, w.child, location, VALUE)
             if r.kind == "fixed":
                 return self.names(r, w, location) + self.fixed_size(r, w, location)
             if r.kind == "enum":
@@ -239,7 +240,7 @@ def _pointer(location: list[Step]) -> str:
 def _path(location: list[Step]) -> str:
     path = ""
     for _, piece in location:
-        if piece in ("[]", "{value}"):
+        if piece in (ELEMENT, VALUE):
             path += piece
         elif piece:
             path = f"{path}.{piece}" if path else piece
