@@ -34,7 +34,7 @@ def gate_step(args: list[str]) -> int:
     from pathlib import Path
 
     from schemaguard.errors import UsageError
-    from schemaguard.plan.gate import step_gate
+    from schemaguard.planning.gate import step_gate
     from schemaguard.proofs import EXIT_CODES, overall
 
     options = dict(zip(args[::2], args[1::2], strict=False))

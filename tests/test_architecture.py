@@ -1,7 +1,7 @@
 """The package's shape, read from its source with `ast`: one stage per folder, dependencies
 pointing one way (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
-report,
-docs/design.md),
+report, docs/design.md; the plan stage is the folder `planning/`, so that `schemaguard.plan` is
+only the function),
 no import circle (lazy imports inside functions and TYPE_CHECKING imports count too), every
 module importable on its own in dependency order, and every module opening with a docstring:
 each stage's (and base module's) names what it may import, exactly as `ALLOWED` here does."""
@@ -32,8 +32,9 @@ ALLOWED: dict[str, set[str]] = {
     "rules": {"errors", "names", "model", "base", "formats"},
     "checks": {"errors", "names", "model", "base", "formats", "lake", "rules"},
     "proofs": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks"},
-    "plan": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
-    "report": {"errors", "meta", "names", "model", "base", "formats", "checks", "proofs", "plan", "config"},
+    "planning": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
+    "report": {"errors", "meta", "names", "model", "base", "formats", "checks", "proofs", "planning",
+               "config"},
 }
 
 

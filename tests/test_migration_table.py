@@ -15,8 +15,8 @@ import pytest
 
 from schemaguard.formats.notation import dumps, schema_from_notation
 from schemaguard.lake.table import read
-from schemaguard.plan.evidence import Evidence, judge
-from schemaguard.plan.planner import PlanRequest, build_plan
+from schemaguard.planning.evidence import Evidence, judge
+from schemaguard.planning.planner import PlanRequest, build_plan
 from schemaguard.proofs import Proof
 from schemaguard.proofs.run import run_proofs
 from tests.helpers import SCHEMAGUARD

@@ -1,4 +1,4 @@
-"""The change plan (plan/planner.py): the worked example, each operation of the seed rules under
+"""The change plan (planning/planner.py): the worked example, each operation of the seed rules under
 each deploy order (the table in docs/plan-and-migrate.md, row by row), identities, and the command
 line."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.model import Schema
-from schemaguard.plan.planner import Check, PlanRequest, build_plan
+from schemaguard.planning.planner import Check, PlanRequest, build_plan
 from tests.helpers import SCHEMAGUARD
 
 CLI = [str(SCHEMAGUARD)]
@@ -219,7 +219,7 @@ def test_a_proven_check_makes_a_tightening_one_edit() -> None:
 
 
 def test_the_schedule_follows_the_durations_and_readers() -> None:
-    from schemaguard.plan.planner import Durations
+    from schemaguard.planning.planner import Durations
 
     plan = build_plan(PlanRequest(OLD, RENAMED, readers=1, renames=(("weight", "weight_kg"),),
                                   durations=Durations(backfill=2, no_reads_days=14)))

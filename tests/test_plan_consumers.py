@@ -1,4 +1,4 @@
-"""Consumers that match an enum exhaustively (plan/consumers.py): CASE without ELSE, IN filters,
+"""Consumers that match an enum exhaustively (planning/consumers.py): CASE without ELSE, IN filters,
 joins to a lookup table, Delta CHECK constraints, in a query log and in a folder of .sql files
 that the tests write."""
 
@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from schemaguard.formats.notation import schema_from_notation
-from schemaguard.plan.consumers import ConsumerScan, constraint_hits, enum_consumers, sql_files
-from schemaguard.plan.usage.logs import read_log
-from schemaguard.plan.usage.records import LoggedQuery
+from schemaguard.planning.consumers import ConsumerScan, constraint_hits, enum_consumers, sql_files
+from schemaguard.planning.usage.logs import read_log
+from schemaguard.planning.usage.records import LoggedQuery
 
 SHIPMENTS = schema_from_notation({"fields": [
     {"name": "id", "type": "int64"}, {"name": "weight", "type": "double"},

@@ -1,4 +1,4 @@
-"""A change given as Spark SQL DDL (plan/ddl.py): each statement kind, the errors a user meets, and
+"""A change given as Spark SQL DDL (planning/ddl.py): each statement kind, the errors a user meets, and
 an oracle: the same DDL run by delta-spark on a real Delta table made from OLD must end with the
 schema the planner computes (names, order, types, nullability, nested fields)."""
 
@@ -13,7 +13,7 @@ import pytest
 from schemaguard.formats.notation import loads
 from schemaguard.formats.spark import schema_from_spark_json, schema_to_spark_json
 from schemaguard.model import Field, ListType, MapType, Schema, SchemaTransform, StructType, transform
-from schemaguard.plan.ddl import DdlError, apply_ddl, split_statements
+from schemaguard.planning.ddl import DdlError, apply_ddl, split_statements
 
 OLD = loads(json.dumps({"fields": [
     {"name": "id", "type": "int64", "nullable": False},

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.lake.table import read
-from schemaguard.plan.evidence import Evidence, judge
-from schemaguard.plan.planner import Check
-from schemaguard.plan.usage.tally import ColumnUsage, Usage
+from schemaguard.planning.evidence import Evidence, judge
+from schemaguard.planning.planner import Check
+from schemaguard.planning.usage.tally import ColumnUsage, Usage
 
 NEW = schema_from_notation({"fields": [{"name": "id", "type": "int64"},
                                        {"name": "weight", "type": "double"}]})

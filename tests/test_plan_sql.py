@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from schemaguard.formats.spark import schema_from_spark_json
-from schemaguard.plan.ddl import apply_ddl
+from schemaguard.planning.ddl import apply_ddl
 from tests.helpers import run_here
 from tests.test_plan_ddl import shape
 

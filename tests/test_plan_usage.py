@@ -1,4 +1,4 @@
-"""Who reads which column (plan/usage/): query logs resolved with sqlglot, Spark's own event
+"""Who reads which column (planning/usage/): query logs resolved with sqlglot, Spark's own event
 logs (real ones written by Spark with each codec, and hand-written ones), OpenLineage run events,
 and the plan's checks on them."""
 
@@ -25,11 +25,11 @@ import sqlglot
 
 from schemaguard.errors import UsageError
 from schemaguard.formats.notation import dumps, schema_from_notation
-from schemaguard.plan.usage.limits import QueryTimeout, within
-from schemaguard.plan.usage.logs import open_log, read_log
-from schemaguard.plan.usage.records import UnresolvedQuery
-from schemaguard.plan.usage.resolve import column_reads
-from schemaguard.plan.usage.tally import query_outcomes, read_usage
+from schemaguard.planning.usage.limits import QueryTimeout, within
+from schemaguard.planning.usage.logs import open_log, read_log
+from schemaguard.planning.usage.records import UnresolvedQuery
+from schemaguard.planning.usage.resolve import column_reads
+from schemaguard.planning.usage.tally import query_outcomes, read_usage
 from tests.helpers import SCHEMAGUARD
 
 SHIPMENTS = schema_from_notation({"fields": [

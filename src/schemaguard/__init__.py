@@ -11,9 +11,7 @@ none of them (nor pyspark): each loads on first use.
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers only: at run time each name loads on first use
@@ -52,17 +50,3 @@ def __getattr__(name: str) -> Any:
     if name in _WHERE:
         return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'schemaguard' has no attribute {name!r}")
-
-
-class _Package(ModuleType):
-    """The package, whose `plan` is the function: importing the stage `schemaguard.plan` (a folder)
-    would otherwise bind the subpackage over it. The subpackage stays in `sys.modules`, where
-    `from schemaguard.plan.x import y` finds it."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _FUNCTIONS and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -400,10 +400,10 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     schedule, checks and (with `table`) Spark SQL. The change is OLD -> NEW, or `ddl` (Spark SQL
     ALTER TABLE statements, one string or several) over `old` or the table's current schema."""
     from schemaguard.checks.compat import table_options
-    from schemaguard.plan.ddl import apply_ddl, parse_ddl
-    from schemaguard.plan.evidence import Evidence, judge, read_evidence
-    from schemaguard.plan.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
-    from schemaguard.plan.sql import check_view_name
+    from schemaguard.planning.ddl import apply_ddl, parse_ddl
+    from schemaguard.planning.evidence import Evidence, judge, read_evidence
+    from schemaguard.planning.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard.planning.sql import check_view_name
     from schemaguard.results import PlanResult
     from schemaguard.rules.profiles import PROFILES
 
@@ -468,7 +468,7 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     except ValueError as e:
         raise UsageError(f"plan: {e}") from None
     if read is not None and table is not None:
-        from schemaguard.plan.sql import sql_target, with_sql
+        from schemaguard.planning.sql import sql_target, with_sql
 
         used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
         by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path

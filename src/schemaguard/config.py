@@ -20,7 +20,7 @@ from schemaguard.checks.finding import FailLevel, Waiver
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.notation import parse_primitive
 from schemaguard.names import NAME, Identity
-from schemaguard.plan.planner import Durations
+from schemaguard.planning.planner import Durations
 from schemaguard.proofs import Proof, ProofKind, proof_of
 from schemaguard.rules.modes import Mode
 from schemaguard.rules.profiles import PROFILES

@@ -39,8 +39,8 @@ from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.spark_ddl import column_ref, spark_sql
 from schemaguard.model import fields_of, join, parent_and_name, parts
-from schemaguard.plan.gate import plan_step, read_plan
-from schemaguard.plan.planner import DATA_PROOFS
+from schemaguard.planning.gate import plan_step, read_plan
+from schemaguard.planning.planner import DATA_PROOFS
 from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ def already_done(statement: str, table: Callable[[], TableNow]) -> bool:
     only an ALTER reads the table (`table()`)."""
     from sqlglot import exp
 
-    from schemaguard.plan.ddl import column_path, dropped_paths
+    from schemaguard.planning.ddl import column_path, dropped_paths
 
     if _restored(statement) is not None:
         return False  # restoring the same version again leaves the same table
@@ -510,7 +510,7 @@ def rollback_statements(m: Migration, spark: SparkSession, recorded: Sequence[di
                         ) -> tuple[list[str], str]:
     """What undoes the expand phase (applied, or started and killed), and what it discards, said
     before it runs."""
-    from schemaguard.plan.sql import view_sql
+    from schemaguard.planning.sql import view_sql
 
     states = step_states(recorded)
     expand, contract = states.get("expand"), states.get("contract")

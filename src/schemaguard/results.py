@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from schemaguard.config import AuditConfig
     from schemaguard.lake.history import SchemaVersion
     from schemaguard.lake.table import TableRead
-    from schemaguard.plan.ddl import DdlChange
-    from schemaguard.plan.planner import Plan
+    from schemaguard.planning.ddl import DdlChange
+    from schemaguard.planning.planner import Plan
     from schemaguard.proofs import ProofResult
     from schemaguard.proofs.outcome import AuditRun
     from schemaguard.report.check import CheckReport
@@ -348,7 +348,7 @@ class PlanResult(Result):
         """The DDL's statements judged for CI (`plan --format sarif|junit`); None without DDL."""
         if self.ddl is None:
             return None
-        from schemaguard.plan.lint import lint
+        from schemaguard.planning.lint import lint
 
         configuration = self.table.delta.configuration if self.table is not None and self.table.delta else {}
         return lint(self.ddl, self.plan, self.ddl_source, self.table.table_format if self.table else None,

@@ -1,4 +1,4 @@
-"""A linted migration (plan/lint.py) for CI: SARIF 2.1.0, each finding at its statement's line
+"""A linted migration (planning/lint.py) for CI: SARIF 2.1.0, each finding at its statement's line
 of the DDL file, and JUnit XML, a test case per statement that fails on an error or warning."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaguard.meta import version
-from schemaguard.plan.lint import LINT_CODES, Lint, LintFinding
+from schemaguard.planning.lint import LINT_CODES, Lint, LintFinding
 from schemaguard.report.junit import xml_text
 from schemaguard.report.sarif import SARIF_LEVELS, SARIF_SCHEMA, SARIF_VERSION
 

@@ -1,5 +1,5 @@
 """What `schemaguard plan` prints: JSON (stable keys), the text a person reads first, and Markdown
-for a pull request. Rendering only: the plan is decided in plan/planner.py."""
+for a pull request. Rendering only: the plan is decided in planning/planner.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from schemaguard.plan.planner import Check, Plan, PlannedOperation, Step, View
+from schemaguard.planning.planner import Check, Plan, PlannedOperation, Step, View
 from schemaguard.report.console import console as terminal
 from schemaguard.report.html import page
 

@@ -34,8 +34,8 @@ from schemaguard.formats.spark_ddl import column_ref, qualified, quoted, sql_typ
 from schemaguard.lake.table import TableFormat, TableRead
 from schemaguard.model import Field, Schema, StructType, fields_of, join, parent_and_name, parts, segment
 from schemaguard.names import NAME
-from schemaguard.plan.ddl import retarget
-from schemaguard.plan.planner import Plan, StepKind, View
+from schemaguard.planning.ddl import retarget
+from schemaguard.planning.planner import Plan, StepKind, View
 from schemaguard.rules.changes import Operation, OpKind
 
 BACKFILL_PARTITIONS = 31  # partitions one backfill statement covers (a month of days)

@@ -2,7 +2,7 @@
 runs work in a resolver thread of the caller's own and stops it with `QueryTimeout` at its limit,
 from any thread (signals reach only the main thread); `bounded` makes a timeout, or a nesting too
 deep for Python's stack, an `UnresolvedQuery`; `TextCache` keeps the RESOLVED_CACHE most recent
-outcomes, a long text keyed by its digest (`text_key`). Used by tally.py and plan/consumers.py
+outcomes, a long text keyed by its digest (`text_key`). Used by tally.py and planning/consumers.py
 around resolve.py's work: it imports records.py and the standard library only, knows nothing of
 what the work does, and never raises into the caller's thread from outside.
 """
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from queue import Empty, SimpleQueue
 from typing import Any, Generic, TypeVar
 
-from schemaguard.plan.usage.records import UnresolvedQuery
+from schemaguard.planning.usage.records import UnresolvedQuery
 
 RESOLVED_CACHE = 10_000  # distinct query texts whose outcome is kept
 SHORT_TEXT = 1_000  # a text this long or shorter is its own cache key, a longer one its digest

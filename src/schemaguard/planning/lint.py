@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from schemaguard.base import Severity
-from schemaguard.plan.ddl import DdlChange, Statement
-from schemaguard.plan.planner import DATA_PROOFS, Plan, PlannedOperation, operations, treatment
+from schemaguard.planning.ddl import DdlChange, Statement
+from schemaguard.planning.planner import DATA_PROOFS, Plan, PlannedOperation, operations, treatment
 from schemaguard.rules.changes import Operation, OpKind
 
 LintCode = Literal["DESTRUCTIVE", "BACKWARD_INCOMPATIBLE", "DATA_DEPENDENT", "ENGINE_REFUSES", "SAFE"]

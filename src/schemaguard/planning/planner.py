@@ -16,7 +16,7 @@
    `deploy-writers` when only the order makes it safe); otherwise the operation's staged
    strategy. Steps of several operations merge by kind, in one fixed order.
 5. **Checks** gate the steps; the caller's `judge` gives each a status (the command line runs
-   proofs, query logs and consumer SQL through `plan/evidence.py`). A refuted or unproven entry
+   proofs, query logs and consumer SQL through `planning/evidence.py`). A refuted or unproven entry
    check never makes a plan safe.
 """
 
@@ -206,7 +206,7 @@ class Step:
     title: str
     weeks: tuple[int, int]
     entry_checks: tuple[Check, ...]
-    sql: tuple[str, ...] = ()  # the statements that do it (plan/sql.py); none for a step of people
+    sql: tuple[str, ...] = ()  # the statements that do it (planning/sql.py); none for a step of people
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +234,7 @@ class Plan:
     notes: tuple[str, ...]
     table: str | None = None
     views: tuple[View, ...] = ()
-    target: str | None = None  # how the steps' SQL names the table (plan/sql.py)
+    target: str | None = None  # how the steps' SQL names the table (planning/sql.py)
     table_format: str | None = None
 
     @property

@@ -3,7 +3,7 @@ and the query text, under any of the usual names), a Spark event log (JSON lines
 events; a directory of them, rolling or not; compressed with any codec Spark writes,
 `spark.eventLog.compression.codec`: lz4, lzf, snappy, zstd, as the file's suffix names it, and
 decoded as it is read) or OpenLineage run events (JSON lines with `eventType`, `run` and `job`),
-told apart by content; a malformed line is None. The first stage of plan/usage/: it may import
+told apart by content; a malformed line is None. The first stage of planning/usage/: it may import
 records.py, events.py (whose parsers read the events it meets), errors and formats.spark_codecs;
 it resolves no SQL and counts no read (resolve.py and tally.py do), and keeps no line it has read.
 """
@@ -21,8 +21,8 @@ from typing import Any, TextIO
 
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_codecs import codec_of, decoded
-from schemaguard.plan.usage.events import lineage_event, spark_execution
-from schemaguard.plan.usage.records import LoggedQuery, as_text, instant
+from schemaguard.planning.usage.events import lineage_event, spark_execution
+from schemaguard.planning.usage.records import LoggedQuery, as_text, instant
 
 TIME_KEYS = ("timestamp", "ts", "time", "event_time", "start_time")
 USER_KEYS = ("user", "user_name", "username", "principal", "executed_by")

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 from schemaguard.errors import UsageError
 from schemaguard.lake.table import TableRead
 from schemaguard.model import EnumType, Schema, fields_of, top_name
-from schemaguard.plan.planner import Check, Judge, PlanRequest, operations
+from schemaguard.planning.planner import Check, Judge, PlanRequest, operations
 from schemaguard.proofs import ProofResult, proof_of
 from schemaguard.proofs.run import SparkFactory, run_proofs
 from schemaguard.proofs.stats import Lookup
 from schemaguard.rules.changes import OpKind
 
 if TYPE_CHECKING:  # sqlglot loads only when there are queries to read
-    from schemaguard.plan.consumers import ConsumerHit
-    from schemaguard.plan.usage.records import LoggedQuery
-    from schemaguard.plan.usage.tally import Usage
+    from schemaguard.planning.consumers import ConsumerHit
+    from schemaguard.planning.usage.records import LoggedQuery
+    from schemaguard.planning.usage.tally import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +159,9 @@ def read_evidence(evidence: Evidence, request: PlanRequest, logs: Sequence[Path]
     `query_table` says, else as `--table` was given (`db.table`), else by its directory's name."""
     if not logs and sql is None:
         return evidence
-    from schemaguard.plan.consumers import constraint_hits, enum_consumers, sql_files
-    from schemaguard.plan.usage.logs import read_log
-    from schemaguard.plan.usage.tally import read_usage
+    from schemaguard.planning.consumers import constraint_hits, enum_consumers, sql_files
+    from schemaguard.planning.usage.logs import read_log
+    from schemaguard.planning.usage.tally import read_usage
 
     name = query_table or _query_name(request.table)
     columns = _both(request.old, request.new)

@@ -1,7 +1,7 @@
 """What the usage modules share: the records a log is read into (`LoggedQuery`, with a Spark SQL
 execution's `Scan`s or an OpenLineage event's `Dataset`s), a log's times and strings as its fields
 hold them, how a name names the table, and what one query comes to (`Outcome`, or
-`UnresolvedQuery` when its reads cannot be told). The bottom of plan/usage/: its other modules
+`UnresolvedQuery` when its reads cannot be told). The bottom of planning/usage/: its other modules
 import this one, and it imports only the standard library; it reads no file and resolves nothing.
 """
 

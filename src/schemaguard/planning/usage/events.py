@@ -19,7 +19,15 @@ from functools import lru_cache
 from typing import Any
 
 from schemaguard.model import top_name
-from schemaguard.plan.usage.records import Dataset, LoggedQuery, Outcome, Scan, as_text, instant, names_table
+from schemaguard.planning.usage.records import (
+    Dataset,
+    LoggedQuery,
+    Outcome,
+    Scan,
+    as_text,
+    instant,
+    names_table,
+)
 
 # Nodes of a Spark physical plan that print the columns they keep: a scan's column none of them
 # names is dropped there. Any other node passes its child's columns on, or counts as if it did.

@@ -7,7 +7,7 @@ statement only writes are no reads. Reads are counted conservatively: a CTE's co
 when the outer query drops it, and a bare name that is the table's column is the table's (had
 another source the same name, Spark would refuse the query as ambiguous), except in a correlated
 subquery, where Spark looks inside first. A text that names the table but cannot be parsed or
-attributed with certainty raises `UnresolvedQuery`. Called by tally.py and plan/consumers.py
+attributed with certainty raises `UnresolvedQuery`. Called by tally.py and planning/consumers.py
 within limits.py's time limit (it sets none itself); it imports records.py, model and
 formats.spark_ddl's dialect; it reads no log, keeps nothing between texts, and puts no literal or
 text of a query in a reason.
@@ -26,7 +26,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from schemaguard.formats.spark_ddl import sql_dialect
 from schemaguard.model import Schema
-from schemaguard.plan.usage.records import UnresolvedQuery, names_table, table_parts
+from schemaguard.planning.usage.records import UnresolvedQuery, names_table, table_parts
 
 
 def _matches(t: exp.Table, parts: tuple[str, ...]) -> bool:

@@ -2,7 +2,7 @@
 readers, count, Spark applications), and how many name the table but could not be resolved, with
 where (FILE:LINE and a fixed reason). Logs are streamed: memory is bounded by the outcomes kept
 per distinct query text, the recent OpenLineage runs, one compressed block and the per-column
-aggregates. The last stage of plan/usage/, called by plan/evidence.py: it imports logs.py,
+aggregates. The last stage of planning/usage/, called by planning/evidence.py: it imports logs.py,
 events.py, resolve.py, limits.py and records.py, keeps no query, and puts no literal or query text
 in any output, only file and line numbers and fixed reasons.
 """
@@ -18,11 +18,11 @@ from itertools import chain
 from pathlib import Path
 
 from schemaguard.model import Schema
-from schemaguard.plan.usage.events import lineage_reads, scan_reads
-from schemaguard.plan.usage.limits import RESOLVED_CACHE, TextCache, bounded
-from schemaguard.plan.usage.logs import log_records
-from schemaguard.plan.usage.records import LoggedQuery, Outcome, UnresolvedQuery, table_parts
-from schemaguard.plan.usage.resolve import column_reads
+from schemaguard.planning.usage.events import lineage_reads, scan_reads
+from schemaguard.planning.usage.limits import RESOLVED_CACHE, TextCache, bounded
+from schemaguard.planning.usage.logs import log_records
+from schemaguard.planning.usage.records import LoggedQuery, Outcome, UnresolvedQuery, table_parts
+from schemaguard.planning.usage.resolve import column_reads
 
 UNRESOLVED_SHOWN = 20
 

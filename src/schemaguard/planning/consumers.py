@@ -36,9 +36,9 @@ from sqlglot import Token, TokenType, exp
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_ddl import spark_sql
 from schemaguard.model import Schema, parts, top_name
-from schemaguard.plan.usage.limits import TextCache, bounded, text_key
-from schemaguard.plan.usage.records import LoggedQuery, UnresolvedQuery
-from schemaguard.plan.usage.resolve import TableScope, statements_naming, table_column, table_scopes
+from schemaguard.planning.usage.limits import TextCache, bounded, text_key
+from schemaguard.planning.usage.records import LoggedQuery, UnresolvedQuery
+from schemaguard.planning.usage.resolve import TableScope, statements_naming, table_column, table_scopes
 
 HitKind = Literal["case-without-else", "in-list", "inner-join", "check-constraint"]
 
