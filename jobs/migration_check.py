@@ -26,7 +26,8 @@ Exit 0 every check (or version and proof) passes, 1 one is refuted, 3 some stays
 
 import sys
 
-from schemaguard.cli import fail, main
+from schemaguard.cli import main
+from schemaguard.cli_output import fail
 
 
 def gate_step(args: list[str]) -> int:

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from schemaguard.demo import build_demo_lake, build_plan_inputs
-from schemaguard.report.html import NOTEBOOK_ROOT
+from schemaguard.report.html.page import NOTEBOOK_ROOT
 from tests.helpers import chromium, need_chromium
 
 CELLS = [

@@ -20,9 +20,9 @@ from schemaguard.auditing import run_audit
 from schemaguard.config import load_config
 from schemaguard.model import Field, Schema, fields_along, parts
 from schemaguard.proofs.outcome import AuditRun
-from schemaguard.report import html as html_report
 from schemaguard.report import json as json_report
 from schemaguard.report import junit, markdown, sarif
+from schemaguard.report.html import page as html_page
 
 INNER = pa.struct([pa.field("b", pa.string())])
 
@@ -139,7 +139,7 @@ def test_every_report_names_the_dotted_column_as_one_name(audited: AuditRun) -> 
     paths = {f["path"] for f in findings if f.get("path")}
     assert "`a.b`" in paths and "a.b" not in paths, paths
     assert "`a.b`" in markdown.to_markdown(audited)
-    assert "`a.b`" in html_report.to_html(audited)
+    assert "`a.b`" in html_page.to_html(audited)
     doc: dict[str, Any] = sarif.to_sarif(audited)
     messages = " ".join(r["message"]["text"] for r in doc["runs"][0]["results"])
     assert "`a.b`" in messages, messages

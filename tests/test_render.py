@@ -33,8 +33,9 @@ from schemaguard.proofs import Proof, ProofResult
 from schemaguard.proofs.outcome import AuditRun, Phases
 from schemaguard.report import common, junit, markdown, sarif, terminal
 from schemaguard.report import folder as report_folder
-from schemaguard.report import html as html_report
 from schemaguard.report import json as json_report
+from schemaguard.report.html import page as html_page
+from schemaguard.report.html import timeline
 from tests.helpers import chromium, need_chromium, valid_sarif
 
 ACTIVE = "orders:LOGICAL_TYPE_DRIFT:ts"
@@ -429,7 +430,7 @@ def _parse(page: str) -> _Page:
 
 
 def test_html_is_one_self_contained_page_with_timeline_and_grid(run: AuditRun) -> None:
-    page = html_report.to_html(run)
+    page = html_page.to_html(run)
     parsed = _parse(page)
     tags = [t for t, _ in parsed.tags]
     assert "script" not in tags and "link" not in tags and "img" not in tags
@@ -461,7 +462,7 @@ def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: Aud
                           days=(date(2024, 1, 2), date(2024, 1, 5))),
               ProofResult(Proof("fits", "quantity", "int32"), "proven", "footer"),
               ProofResult(Proof("unit-drift", "amount"), "unknown", "none", why="largest step `5.0x`"))
-    page = html_report.to_html(replace(run, tables=(replace(run.tables[0], proofs=proofs),)))
+    page = html_page.to_html(replace(run, tables=(replace(run.tables[0], proofs=proofs),)))
     section = page[page.index("<h3>Proofs</h3>"):page.index("<h3>Findings</h3>")]
     rows = re.findall(r'<tr class="proof proof-(\w+)"><td><code>([^<]+)</code>', section)
     assert rows == [("refuted", "not-null channel"), ("proven", "fits quantity:int32"),
@@ -474,7 +475,7 @@ def test_html_shows_each_proof_and_where_it_was_refuted_on_the_timeline(run: Aud
 
 
 def test_html_escapes_every_name_the_lake_gives(odd_run: AuditRun) -> None:
-    page = html_report.to_html(odd_run)
+    page = html_page.to_html(odd_run)
     for raw in ("<b>x</b>", "<i>t</i>", "p=1&2/", "lake & co"):
         assert raw not in page, raw
     for escaped in ("&lt;b&gt;x&lt;/b&gt;", "&lt;i&gt;t&lt;/i&gt;&amp;co", "p=1&amp;2/part-0.parquet",
@@ -497,7 +498,7 @@ def test_a_table_without_one_readable_file_still_renders_everywhere(tmp_path: Pa
     (tmp_path / "lake" / "t" / "part-0.parquet").write_bytes(b"")
     empty = run_audit(load_config(_config(tmp_path, '[[tables]]\nname = "t"\npath = "lake/t"\n')))
     assert empty.tables[0].summary.versions == ()
-    page = html_report.to_html(empty)
+    page = html_page.to_html(empty)
     assert 'id="timeline-t"' in page and "lane-unreadable" in page and "No columns to show." in page
     assert json_report.to_json(empty)["tables"][0]["scan"]["versions"] == []
     assert "## Table `t`: FAIL" in markdown.to_markdown(empty)
@@ -509,7 +510,7 @@ def test_a_table_without_one_readable_file_still_renders_everywhere(tmp_path: Pa
                                   timedelta(days=60), timedelta(days=400), timedelta(days=3650)])
 def test_time_axis_ticks_are_few_ordered_and_inside(span: timedelta) -> None:
     lo = datetime(2023, 12, 30, 17, 3, tzinfo=UTC)
-    ticks = html_report._ticks(lo, lo + span)
+    ticks = timeline._ticks(lo, lo + span)
     assert 2 <= len(ticks) <= 12, ticks
     moments = [m for m, _ in ticks]
     assert moments == sorted(moments) and lo <= moments[0] and moments[-1] <= lo + span
@@ -518,18 +519,18 @@ def test_time_axis_ticks_are_few_ordered_and_inside(span: timedelta) -> None:
 
 def test_a_long_history_draws_few_blocks() -> None:
     start = datetime(2015, 1, 1, tzinfo=UTC)
-    days = [html_report._Mark(start + timedelta(days=i), start + timedelta(days=i + 1), 2, f"dt={i}")
+    days = [timeline._Mark(start + timedelta(days=i), start + timedelta(days=i + 1), 2, f"dt={i}")
             for i in range(3650)]
     scale = 1000 / (3650 * 86400)
 
     def x(moment: datetime) -> float:
         return (moment - start).total_seconds() * scale
 
-    blocks = html_report._blocks(days, x)
+    blocks = timeline._blocks(days, x)
     assert len(blocks) < 50 and blocks[0][2] == "dt=0 .. dt=3649: 7300 file(s)"
-    ticks = [html_report._Mark(start + timedelta(seconds=i), None, 1, str(i)) for i in range(5000)]
-    assert len(html_report._blocks(ticks, x)) == 1  # 5000 files within a second: one tick
-    wide = html_report._blocks(days[:10], lambda m: (m - start).total_seconds() / 864)  # 100 px a day
+    ticks = [timeline._Mark(start + timedelta(seconds=i), None, 1, str(i)) for i in range(5000)]
+    assert len(timeline._blocks(ticks, x)) == 1  # 5000 files within a second: one tick
+    wide = timeline._blocks(days[:10], lambda m: (m - start).total_seconds() / 864)  # 100 px a day
     assert [round(w) for _, w, _ in wide] == [99] * 10  # a pixel of air between partitions
 
 
@@ -655,7 +656,7 @@ def _pixels_near(histogram: Counter[bytes], colour: tuple[int, int, int], tolera
 def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     need_chromium()
     page = tmp_path / "report.html"
-    page.write_text(html_report.to_html(run), encoding="utf-8")
+    page.write_text(html_page.to_html(run), encoding="utf-8")
     shot = tmp_path / "report.png"
     done = chromium("--window-size=1400,1800", f"--screenshot={shot}", page.as_uri(),
                      profile=tmp_path / "profile")
@@ -666,9 +667,9 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
     whole = _histogram(rows[::4])
     assert len(whole) > 20 and max(whole.values()) < 0.97 * sum(whole.values()), "a flat picture"
     top = _histogram(rows[: height // 2])
-    for i, colour in enumerate(html_report.LANE_COLOURS[:4]):
+    for i, colour in enumerate(timeline.LANE_COLOURS[:4]):
         assert _pixels_near(top, _colour(colour)) > 500, f"lane v{i + 1} ({colour}) is not in the top half"
-    assert _pixels_near(top, _colour(html_report.UNREADABLE_COLOUR)) > 50
+    assert _pixels_near(top, _colour(timeline.UNREADABLE_COLOUR)) > 50
 
     dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert 'id="timeline-orders"' in dom and "<svg" in dom
@@ -679,7 +680,7 @@ def test_html_renders_in_a_real_browser(run: AuditRun, tmp_path: Path) -> None:
 def test_dom_dump_finds_the_drift_of_the_odd_lake(odd_run: AuditRun, tmp_path: Path) -> None:
     need_chromium()
     page = tmp_path / "odd.html"
-    page.write_text(html_report.to_html(odd_run), encoding="utf-8")
+    page.write_text(html_page.to_html(odd_run), encoding="utf-8")
     dom = chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile").stdout
     assert "&lt;b&gt;x&lt;/b&gt;" in dom and "<b>x</b>" not in dom
     assert dom.count('class="drift"') == 1
@@ -775,7 +776,7 @@ def test_a_results_notebook_html_styles_nothing_outside_its_own_element(run: Aud
 
     audit = AuditResult(run, parse_config({"tables": [{"name": "t", "path": "t"}]}, tmp_path / "c.toml"), {})
     cells = [audit._repr_html_(),
-             html_report.result_view("schemaguard scan", [("rows", [{"path": "x"}], ())])]
+             html_page.result_view("schemaguard scan", [("rows", [{"path": "x"}], ())])]
     for i, cell in enumerate(cells):
         sheet = cell.split("<style>", 1)[1].split("</style>", 1)[0]
         selectors = [x.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", sheet) for x in rule.split(",")]

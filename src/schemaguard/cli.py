@@ -1,38 +1,62 @@
 """The command line: parse, call, render, exit code. Exit 2 is always bad input or usage.
 
 Nothing here imports pyspark or great_expectations at start-up: commands that need no Spark
-must start fast (the Spark imports live inside the commands that use them).
+must start fast (the Spark imports live inside the commands that use them). The options several
+commands share and the parsing of option values are in cli_input; what the command line writes
+besides the reports (the one-line error, status on stderr, JSON, the migrate and findings text)
+is in cli_output.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import Annotated
 
 import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
-from schemaguard.errors import TOO_DEEP, UsageError, first_line, one_line, require_regular
-from schemaguard.names import (
-    COLUMN_MAPPINGS,
-    ICEBERG_VERSIONS,
-    IDENTITIES,
-    MERGE_PROFILE_NAMES,
-    PROFILE_NAMES,
-    Mode,
+from schemaguard.cli_input import (
+    AllowQuietOption,
+    CaseSensitiveOption,
+    CatalogOption,
+    CatalogUriOption,
+    ColumnMappingOption,
+    FormatHintOption,
+    FormatOption,
+    IcebergVersionOption,
+    IdentityOption,
+    ProfileOption,
+    RowReaderOption,
+    SparkCatalogOption,
+    TimestampOption,
+    TypeWideningOption,
+    UniformOption,
+    allowed_values,
+    ddl_text,
+    pair,
 )
+from schemaguard.cli_output import (
+    OutputFormat,
+    bars,
+    fail,
+    print_json,
+    render,
+    show_findings,
+    show_run,
+    show_status,
+    shown,
+    spark_note,
+    status,
+)
+from schemaguard.errors import TOO_DEEP, UsageError, first_line
+from schemaguard.names import MERGE_PROFILE_NAMES, PROFILE_NAMES, Mode
 
 # No rule or model module at start-up: `--help` and a bad option stay fast; commands import what
 # they run.
-if TYPE_CHECKING:
-    pass
-
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -41,61 +65,11 @@ app = typer.Typer(
     help="A schema-change guard for Spark/Parquet data lakes.",
 )
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
-
 
 class Engine(StrEnum):
     auto = "auto"
     local = "local"
     spark = "spark"
-
-
-FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", help="text (rich tables) or json (stable keys)")
-]
-
-
-# Choices come from the rules themselves, so a mode or option added there is accepted here.
-
-# Profile, mode and identity are plain strings checked by `api.choice`: typer's own check prints a
-# multi-line box, and a bad value must be one line (exit 2) like any other bad input.
-ProfileOption = Annotated[str, typer.Option("--profile", help=f"reader profile: {', '.join(PROFILE_NAMES)}")]
-IdentityOption = Annotated[str | None, typer.Option(
-    "--identity", help=f"how the reader finds fields: {'|'.join(IDENTITIES)} (default: the profile's)")]
-TypeWideningOption = Annotated[bool, typer.Option("--type-widening", help="Delta's type widening is on")]
-ColumnMappingOption = Annotated[str, typer.Option(
-    "--column-mapping", help=f"Delta column mapping: {'|'.join(COLUMN_MAPPINGS)}")]
-IcebergVersionOption = Annotated[str, typer.Option(
-    "--iceberg-version", help=f"Iceberg spec version: {'|'.join(map(str, ICEBERG_VERSIONS))}")]
-TimestampOption = Annotated[str | None, typer.Option(
-    "--timestamp", help="Delta/Iceberg: the snapshot at this time (ISO 8601; UTC unless it says)")]
-UniformOption = Annotated[bool, typer.Option("--uniform", help="Delta UniForm (Iceberg readers) is on")]
-FormatHintOption = Annotated[str, typer.Option(
-    "--format-hint", help="read the table as auto (detected)|parquet|delta|iceberg")]
-CatalogOption = Annotated[str | None, typer.Option(
-    "--catalog", help="Iceberg catalog name as pyiceberg is configured; the table is db.table")]
-CatalogUriOption = Annotated[str | None, typer.Option(
-    "--catalog-uri", help="Iceberg SQL catalog at this SQLAlchemy URI (sqlite:///c.db); table: db.table")]
-SparkCatalogOption = Annotated[bool, typer.Option(
-    "--spark-catalog", help="the table is db.table of the Spark session's catalog: read at its location")]
-CaseSensitiveOption = Annotated[bool, typer.Option("--case-sensitive", help="spark.sql.caseSensitive=true")]
-RowReaderOption = Annotated[bool, typer.Option(
-    "--no-vectorized-reader", help="spark.sql.parquet.enableVectorizedReader=false (spark-read)")]
-AllowQuietOption = Annotated[bool, typer.Option(
-    "--allow-quiet", help="quiet breaks (values change meaning or land in another column) warn, not fail")]
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def fail(message: str) -> NoReturn:
-    typer.echo(f"schemaguard: error: {one_line(message)}", err=True)
-    sys.exit(EXIT_USAGE)
 
 
 @app.command()
@@ -125,9 +99,9 @@ def scan(
 
     result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
                       timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
-                      catalog_uri=catalog_uri, max_files=max_files, progress=_bars(output))
+                      catalog_uri=catalog_uri, max_files=max_files, progress=bars(output))
     if output == OutputFormat.json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
     else:
         scan_report.scan_text(result.table_summary, result.findings)
 
@@ -164,7 +138,7 @@ def demo(
     typer.echo(f"a change to plan: {build_plan_inputs(directory)}")
     iceberg = build_iceberg_demo(directory)
     typer.echo(f"demo lake written: {iceberg}")
-    _status("writing the Delta table with delta-spark")
+    status("writing the Delta table with delta-spark")
     # Path-based Delta needs no metastore: an in-memory catalog never contends for the embedded
     # catalog's database with another session (an audit, a notebook) on this machine. A catalog
     # table needs the catalog.
@@ -173,7 +147,7 @@ def demo(
     delta = build_delta_demo(directory, spark)
     typer.echo(f"demo lake written: {delta}")
     if catalog_table is not None:
-        _status(f"copying the newest days of orders into {catalog_table}")
+        status(f"copying the newest days of orders into {catalog_table}")
         location = register_orders(directory, spark, catalog_table)
         typer.echo(f"catalog table written: {catalog_table} at {location}")
     typer.echo(f"try: schemaguard scan {table}")
@@ -204,7 +178,7 @@ def compare(
                          column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
                          case_sensitive=case_sensitive, allow_quiet=allow_quiet,
                          vectorized_reader=not no_vectorized_reader)
-    _render(output, result.report, rules_output.compare_json, rules_output.compare_text)
+    render(output, result.report, rules_output.compare_json, rules_output.compare_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -222,7 +196,7 @@ def merge(
     from schemaguard.report import rules_output
 
     result = api.merge(*sources, profile=profile, type_widening=type_widening, case_sensitive=case_sensitive)
-    _render(output, result.report, rules_output.merge_json, rules_output.merge_text)
+    render(output, result.report, rules_output.merge_json, rules_output.merge_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -249,7 +223,7 @@ def evolve(
                         column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
                         case_sensitive=case_sensitive, allow_quiet=allow_quiet,
                         vectorized_reader=not no_vectorized_reader)
-    _render(output, result.report, rules_output.evolve_json, rules_output.evolve_text)
+    render(output, result.report, rules_output.evolve_json, rules_output.evolve_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -264,8 +238,8 @@ def gate(
     from schemaguard import api
     from schemaguard.report import gate as gating
 
-    result = api.gate(path, allow_quiet=allow_quiet, progress=_bars(output))
-    _render(output, result.report, gating.gate_json, gating.gate_text)
+    result = api.gate(path, allow_quiet=allow_quiet, progress=bars(output))
+    render(output, result.report, gating.gate_json, gating.gate_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -315,17 +289,17 @@ def check(
     from schemaguard import api
     from schemaguard.report import check as checking
 
-    allowed_set = _allowed(allowed, allowed_file, allowed_table) if values else None
+    allowed_set = allowed_values(allowed, allowed_file, allowed_table) if values else None
     if spark_catalog:
-        _status(f"looking {path} up in the Spark catalog")
+        status(f"looking {path} up in the Spark catalog")
     result = api.check(path, not_null=not_null or (), backfilled=backfilled or (), agree=agree or (),
                        fits=fits or (), values={c: allowed_set or () for c in values or ()},
                        unit_drift=unit_drift or (), footer_only=footer_only,
-                       partitions=dict(_pair(p) for p in partition or ()), since=since, until=until,
+                       partitions=dict(pair(p) for p in partition or ()), since=since, until=until,
                        keys=key or (), with_values=not no_values, version=version, timestamp=timestamp,
                        format_hint=format_hint, catalog=catalog, catalog_uri=catalog_uri,
-                       spark_catalog=spark_catalog, announce=_spark_note)
-    _render(output, result.report, checking.check_json, checking.check_text)
+                       spark_catalog=spark_catalog, announce=spark_note)
+    render(output, result.report, checking.check_json, checking.check_text)
     raise typer.Exit(result.exit_code)
 
 
@@ -386,94 +360,36 @@ def plan(
     from schemaguard.report import plan as planning
 
     shape = api.choice(output, PLAN_FORMATS, "--format")
-    statements = _ddl_text(ddl or [], ddl_file)
+    statements = ddl_text(ddl or [], ddl_file)
     if shape in ("sarif", "junit") and statements is None:
         fail(f"plan --format {shape} lints DDL: give --ddl or --ddl-file")
     if spark_catalog and table is not None:
-        _status(f"looking {table} up in the Spark catalog")
+        status(f"looking {table} up in the Spark catalog")
     result = api.plan(old, new, table=table, ddl=statements[0] if statements else None,
                       ddl_source=statements[1] if statements else "--ddl", identity=identity,
                       profiles=profiles or (), deploy_order=deploy_order, readers_behind=readers_behind,
-                      readers=readers, renames=dict(_pair(r, "--rename", RENAME_FORM) for r in rename or ()),
+                      readers=readers, renames=dict(pair(r, "--rename", RENAME_FORM) for r in rename or ()),
                       query_logs=query_log or (), event_logs=event_log or (), sql=sql,
                       query_table=query_table,
                       conf=conf, footer_only=footer_only, view_name=view_name, allow_quiet=allow_quiet,
                       catalog=catalog, catalog_uri=catalog_uri, spark_catalog=spark_catalog,
-                      progress=_bars(OutputFormat.text if shape == "text" else OutputFormat.json),
-                      announce=_spark_note)
+                      progress=bars(OutputFormat.text if shape == "text" else OutputFormat.json),
+                      announce=spark_note)
     linted = result.lint() if shape in ("sarif", "junit") else None
     if linted is not None:
         from schemaguard.report import lint as linting
 
         if shape == "sarif":
-            _print_json(linting.lint_sarif(linted))
+            print_json(linting.lint_sarif(linted))
         else:
             sys.stdout.write(linting.lint_junit(linted))
         raise typer.Exit(linted.exit_code)
     if shape in ("markdown", "html"):
-        render = planning.plan_markdown if shape == "markdown" else planning.plan_html
-        sys.stdout.write(render(result.plan))
+        to_text = planning.plan_markdown if shape == "markdown" else planning.plan_html
+        sys.stdout.write(to_text(result.plan))
     else:
-        _render(OutputFormat(shape), result.plan, planning.plan_json, planning.plan_text)
+        render(OutputFormat(shape), result.plan, planning.plan_json, planning.plan_text)
     raise typer.Exit(result.exit_code)
-
-
-def _ddl_text(ddl: list[str], ddl_file: Path | None) -> tuple[str, str] | None:
-    """The DDL of --ddl (each one statement or several) and --ddl-file as one text, and how errors
-    name it; None when neither is given."""
-    if ddl and ddl_file is not None:
-        fail("plan: give --ddl or --ddl-file, not both")
-    if ddl_file is not None:
-        require_regular(ddl_file, str(ddl_file))
-        try:
-            return ddl_file.read_text(encoding="utf-8"), str(ddl_file)
-        except (OSError, UnicodeDecodeError) as e:
-            fail(f"{ddl_file}: cannot read: {first_line(e)}")
-    return (";\n".join(ddl), "--ddl") if ddl else None
-
-
-def _allowed(text: str | None, file: Path | None, table: str | None) -> tuple[str, ...] | None:
-    if sum(x is not None for x in (text, file, table)) > 1:
-        fail("give one of --allowed, --allowed-file, --allowed-table")
-    if table is not None:
-        return _table_values(table)
-    if file is not None:
-        require_regular(file, f"--allowed-file {file}")
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-            return tuple(line.strip() for line in lines if line.strip())
-        except (OSError, UnicodeDecodeError) as e:
-            fail(f"--allowed-file {file}: {e}")
-    return tuple(v.strip() for v in text.split(",")) if text is not None else None
-
-
-def _table_values(name: str) -> tuple[str, ...]:
-    """The distinct values of a catalog table's first column (a reference table of codes)."""
-    from pyspark.errors import AnalysisException
-
-    from schemaguard.report.catalog import quote
-    from schemaguard.spark import get_spark
-
-    try:
-        quoted = quote(*name.split("."))
-    except ValueError:
-        fail(f"--allowed-table {name!r}: not db.table or catalog.db.table")
-    _status(f"reading the allowed values from {name} with Spark")
-    try:
-        df = get_spark("schemaguard-check").table(quoted)
-        first = df.columns[0]
-        return tuple(sorted(str(r[0]) for r in df.select(first).distinct().collect() if r[0] is not None))
-    except AnalysisException as e:
-        from schemaguard.errors import first_line
-
-        fail(f"--allowed-table {name}: {first_line(e)}")
-
-
-def _pair(text: str, option: str = "--partition", form: str = "K=V, e.g. dt=2024-01-31") -> tuple[str, str]:
-    k, sep, v = text.partition("=")
-    if not sep or not k or (option == "--rename" and not v):
-        fail(f"{option} {text!r}: give {form}")
-    return k.strip(), v.strip()
 
 
 @app.command()
@@ -515,72 +431,40 @@ def migrate(
     if records is not None:
         recorded = migration_rows_from_log(records, m.plan_id) or []
     if action == "status" and recorded is not None:
-        _show_status(m, recorded)
+        show_status(m, recorded)
     spark = None
     if apply or action == "rollback" or recorded is None:
-        _status("starting Spark (a migration step runs its checks and SQL through it)")
+        status("starting Spark (a migration step runs its checks and SQL through it)")
         spark = get_spark("schemaguard-migrate")
         if recorded is None:
             recorded = migration_rows(spark, reports, m.plan_id)
     if action == "status":
-        _show_status(m, recorded)
+        show_status(m, recorded)
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     in_spark = iceberg is None and m.target == m.table and "/" not in m.table
     if in_spark:
-        _status(f"looking {m.table} up in the Spark catalog")
+        status(f"looking {m.table} up in the Spark catalog")
     # The command line's session is the embedded one: a table it manages is found in its warehouse
     # (asking the metastore would cost a cold session seconds before the first statement needs it).
     where = api.catalog_location(m.table) if in_spark else m.table
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings
-            _show_run(migrating.run_rollback(m, spark or get_spark("schemaguard-migrate"), reports, apply,
-                                             recorded), apply)
+            show_run(migrating.run_rollback(m, spark or get_spark("schemaguard-migrate"), reports, apply,
+                                            recorded), apply)
         raise typer.Exit(0)
     read_now = partial(api.read_table, where, spark=spark, catalog=iceberg,
-                       progress=_bars(OutputFormat.text))
+                       progress=bars(OutputFormat.text))
     worst = 0
     with kept_conf(spark):  # Delta records each commit's version in the session's settings
         for kind in kinds:
             run = migrating.run_step(m, kind, spark, reports, apply, read_now,
                                      api.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
-            _show_run(run, apply)
+            show_run(run, apply)
             worst = max(worst, run.exit_code)
             if run.status not in ("applied", "already-applied"):
                 break  # a later step never runs after one that did not
     raise typer.Exit(worst)
-
-
-def _show_status(m: Any, rows: list[dict[str, Any]]) -> NoReturn:
-    """Each step's status as the `migrations` records tell it, then exit 0."""
-    from schemaguard import migrate as migrating
-
-    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
-    for s in migrating.status(m, rows):
-        before, after = s.version_before, s.version_after
-        versions = ("" if before is None else f" (table version {before} before it)" if after is None
-                    else f" (table version {before} -> {after})")
-        typer.echo(f"  {s.step:<16} {s.status}{versions}")
-    raise typer.Exit(0)
-
-
-def _show_run(run: Any, apply: bool) -> None:
-    """One step's outcome as a person reads it: its checks, its statements, what happened."""
-    before, after = run.version_before, run.version_after
-    versions = f" (table version {before} -> {after})" if before is not None else ""
-    typer.echo(f"step {run.step}: {run.status}{versions}")
-    for kind, subject, verdict, evidence in run.checks:
-        typer.echo(f"  entry check {kind} {subject}: {verdict}" + (f" ({evidence})" if evidence else ""))
-    verb = "ran" if run.status in ("applied", "failed", "exit-check-failed") else "would run"
-    if run.status == "already-applied":
-        typer.echo("  nothing to do: the migrations table records it applied")
-    elif run.status != "refused":
-        for statement in run.statements:
-            typer.echo(f"  {verb}: {statement};")
-    for note in run.notes:
-        typer.echo(f"  {note}")
-    if run.status == "would-apply" and not apply and run.statements:
-        typer.echo("  nothing written: add --apply to run it")
 
 
 @app.command()
@@ -625,14 +509,14 @@ def audit(
     what: list[str] | Path = locations or conf  # type: ignore[assignment]  # one of them is set
     result = api.audit(what, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
                        allow_quiet=allow_quiet, full=full, proofs=proof or (),
-                       progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=_status)
+                       progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=status)
     run, config, paths = result.run, result.config, result.reports
     if output == OutputFormat.json:
-        _print_json(json_report.to_json(run))
+        print_json(json_report.to_json(run))
     else:
         terminal.render_terminal(run)
         for fmt, path in paths.items():
-            typer.echo(f"{fmt:>8}: {_shown(path)}")
+            typer.echo(f"{fmt:>8}: {shown(path)}")
         if config.catalog.enabled:
             typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
                        "read it back with `schemaguard findings" + (f" --conf {conf}`" if conf else "`")
@@ -668,7 +552,7 @@ def findings(
     query = catalog_tables.findings_query(config.catalog)
     if where:
         newest = folder.latest(config.report_dir)
-        typer.echo(f"reports: {_shown(newest) if newest else f'none yet in {_shown(config.report_dir)}'}")
+        typer.echo(f"reports: {shown(newest) if newest else f'none yet in {shown(config.report_dir)}'}")
         typer.echo(f"catalog: `schemaguard findings --conf {conf}`, or in Spark SQL:\n{query}")
         return
     runs, found = (embedded_table_location(config.catalog.catalog, config.catalog.database, name)
@@ -679,13 +563,13 @@ def findings(
 
         from schemaguard.spark import get_spark
 
-        _status("reading the findings with Spark SQL")
+        status("reading the findings with Spark SQL")
         try:
             rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
         except AnalysisException as e:
             fail(f"cannot read the findings (has an audit written to this catalog?): {first_line(e)}")
     if output == FindingsFormat.json:
-        _print_json(rows)
+        print_json(rows)
     elif output == FindingsFormat.csv:
         import csv
 
@@ -693,60 +577,7 @@ def findings(
         writer.writeheader()
         writer.writerows(rows)
     else:
-        _show_findings(rows)
-
-
-def _show_findings(rows: list[dict[str, Any]]) -> None:
-    """Each finding on a line of its own (severity, whole code, table, column, files, waived),
-    its message below it: nothing cut, no word wrapped by us, no None or True."""
-    if not rows:
-        typer.echo("no findings in the latest complete run")
-        return
-    typer.echo(f"findings of run {rows[0]['run_id']} (started {rows[0]['started_at']:%Y-%m-%d %H:%M:%S %Z}): "
-               f"{len(rows)}")
-    for r in rows:
-        files = f"{r['file_count']:,} file(s)" if r["file_count"] else ""
-        tags = " ".join(x for x in (r["table_name"], r["column_path"] or "", files,
-                                    "waived" if r["waived"] else "", "fails" if r["fails"] else "") if x)
-        typer.echo(f"{r['severity']:<8} {r['code']}  {one_line(tags)}")
-        typer.echo(f"         {one_line(r['message'])}")
-
-
-def _bars(output: OutputFormat) -> Callable[[int], Any]:
-    """Progress bars on stderr for long scans, in text mode only (stdout stays clean for data)."""
-    from schemaguard.report.scan import progress
-
-    return partial(progress, enabled=output == OutputFormat.text)
-
-
-def _spark_note() -> None:
-    _status("reading the files statistics cannot decide, with Spark")
-
-
-def _status(message: str) -> None:
-    """What a long step is doing, on stderr: stdout stays clean for the report."""
-    typer.echo(f"schemaguard: {message} ...", err=True)
-
-
-def _shown(path: Path) -> str:
-    """A path as short as it can be: relative to the working directory when it lies below it."""
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
-
-
-def _render(
-    output: OutputFormat, report: R, to_json: Callable[[R], Any], to_text: Callable[[R], None]
-) -> None:
-    if output == OutputFormat.json:
-        _print_json(to_json(report))
-    else:
-        to_text(report)
-
-
-def _print_json(doc: Any) -> None:
-    # Indented for a person at a terminal; compact for a program (json's C encoder only runs
-    # without indentation: on a 20,000-column table that is seconds against a tenth of one).
-    indent = 2 if sys.stdout.isatty() else None
-    sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False, default=str) + "\n")
+        show_findings(rows)
 
 
 def main() -> None:

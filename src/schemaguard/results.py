@@ -101,7 +101,7 @@ class Result:
     view: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def _repr_html_(self) -> str:
-        from schemaguard.report.html import result_view
+        from schemaguard.report.html.page import result_view
 
         tables = self.tables()
         sections = [(name, tables.get(name, []), columns) for name, columns in self.view] or [
@@ -355,7 +355,7 @@ class PlanResult(Result):
                     configuration)
 
     def _repr_html_(self) -> str:
-        from schemaguard.report.html import fragment
+        from schemaguard.report.html.page import fragment
         from schemaguard.report.plan import plan_body
 
         return fragment(plan_body(self.plan))
@@ -405,7 +405,7 @@ class AuditResult(Result):
                 for f in self.run.all_findings if self.run.fails(f)]
 
     def _repr_html_(self) -> str:
-        from schemaguard.report.html import audit_body, fragment
+        from schemaguard.report.html.page import audit_body, fragment
 
         return fragment(audit_body(self.run))
 

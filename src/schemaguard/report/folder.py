@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from schemaguard.proofs.outcome import AuditRun
-from schemaguard.report.html import to_html
+from schemaguard.report.html.page import to_html
 from schemaguard.report.json import to_json
 from schemaguard.report.junit import to_junit
 from schemaguard.report.markdown import to_markdown

@@ -3,13 +3,13 @@ for a pull request. Rendering only: the plan is decided in planning/planner.py."
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
 from schemaguard.planning.planner import Check, Plan, PlannedOperation, Step, View
 from schemaguard.report.console import console as terminal
-from schemaguard.report.html import page
+from schemaguard.report.html.escape import escape
+from schemaguard.report.html.page import page
 
 # A step's bar on the timeline of weeks: the colour of its worst entry check (refuted, then unknown,
 # then not run); a step whose checks all hold, or that has none, is drawn in the plain colour.
@@ -148,15 +148,15 @@ def plan_body(plan: Plan) -> str:
     each step's checks, and the checks with the commands that run them."""
     state = "pass" if plan.safe_as_single_edit else "staged"
     word = "SAFE" if plan.safe_as_single_edit else "STAGED"
-    where = f"table <code>{_h(plan.table)}</code> · " if plan.table else ""
-    ops = [(f"<code>{_h(describe_op(o))}</code>", _h(_verdicts(o)),
-            "safe" if o.safe_as_single_edit else _h(o.strategy), _h(o.why)) for o in plan.operations]
-    steps = [(str(i), _h(_weeks(s)), f"<b>{_h(s.kind)}</b>: {_h(s.title)}" + "".join(
-              f"<pre class=\"sql\">{_h(x)};</pre>" for x in s.sql),
+    where = f"table <code>{escape(plan.table)}</code> · " if plan.table else ""
+    ops = [(f"<code>{escape(describe_op(o))}</code>", escape(_verdicts(o)),
+            "safe" if o.safe_as_single_edit else escape(o.strategy), escape(o.why)) for o in plan.operations]
+    steps = [(str(i), escape(_weeks(s)), f"<b>{escape(s.kind)}</b>: {escape(s.title)}" + "".join(
+              f"<pre class=\"sql\">{escape(x)};</pre>" for x in s.sql),
               "".join(f"<div>{_check_html(c)}</div>" for c in s.entry_checks) or "-")
              for i, s in enumerate(plan.steps, start=1)]
-    checks = [(_check_html(c), _h(c.evidence or "-"), f"<code>{_h(c.command)}</code>" if c.command else "-")
-              for c in plan.checks]
+    checks = [(_check_html(c), escape(c.evidence or "-"),
+               f"<code>{escape(c.command)}</code>" if c.command else "-") for c in plan.checks]
     sections = [
         _section("operations", "Operations", _rows(("operation", "verdicts", "strategy", "why"), ops)),
         _section("steps", "Steps <small>a timeline of weeks; a bar takes the colour of its worst entry "
@@ -166,11 +166,11 @@ def plan_body(plan: Plan) -> str:
     if checks:
         sections.append(_section("checks", "Checks", _rows(("check", "evidence", "command"), checks)))
     if plan.notes:
-        sections.append(_section("notes", "Notes", "<ul>" + "".join(f"<li>{_h(n)}</li>" for n in plan.notes)
-                                 + "</ul>"))
+        sections.append(_section("notes", "Notes",
+                                 "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in plan.notes) + "</ul>"))
     return f"""<header class="run" id="plan"><div class="brand">schemaguard plan</div>
-<h1><span class="verdict {state}" id="verdict">{word}</span> {_h(_headline(plan))}</h1>
-<p class="meta">{where}identity <b>{_h(plan.identity)}</b> · readers {_h(", ".join(plan.profiles))}
+<h1><span class="verdict {state}" id="verdict">{word}</span> {escape(_headline(plan))}</h1>
+<p class="meta">{where}identity <b>{escape(plan.identity)}</b> · readers {escape(", ".join(plan.profiles))}
  · exit code {plan.exit_code}</p></header>
 <main>
 {"".join(sections)}
@@ -190,18 +190,15 @@ def _rows(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 
 
 def _check_html(c: Check) -> str:
-    status = _h(c.status)
-    return f'<span class="pverdict {status}">{status}</span> {_h(c.kind)} <code>{_h(c.subject)}</code>'
-
-
-def _h(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    status = escape(c.status)
+    return (f'<span class="pverdict {status}">{status}</span> {escape(c.kind)} '
+            f'<code>{escape(c.subject)}</code>')
 
 
 def _legend() -> str:
     names = {"refuted": "a check refuted", "unknown": "a check unknown", "not-run": "a check not run",
              "proven": "checks proven, or none"}
-    keys = "".join(f'<span class="key" style="border-left:4px solid {colour}">{_h(names[state])}</span>'
+    keys = "".join(f'<span class="key" style="border-left:4px solid {colour}">{escape(names[state])}</span>'
                    for state, colour in STEP_COLOURS.items())
     return f'<div class="legend">{keys}</div>'
 
@@ -230,10 +227,10 @@ def _weeks_svg(steps: tuple[Step, ...]) -> str:
         tip = "; ".join(f"{c.kind} {c.subject}: {c.status}" for c in s.entry_checks) or "no entry check"
         mid = y + lane_h / 2
         parts.append(
-            f'<g class="step step-{_h(s.kind)} state-{state}">'
-            f'<text x="4" y="{mid + 5:.1f}" class="step-label">{i + 1}. {_h(s.kind)}</text>'
+            f'<g class="step step-{escape(s.kind)} state-{state}">'
+            f'<text x="4" y="{mid + 5:.1f}" class="step-label">{i + 1}. {escape(s.kind)}</text>'
             f'<rect x="{x + 1:.1f}" y="{y}" width="{w - 2:.1f}" height="{lane_h}" rx="4" '
-            f'fill="{STEP_COLOURS[state]}" class="bar"><title>{_h(s.title)}: {_h(tip)}</title></rect>'
-            f'<text x="{x + 8:.1f}" y="{mid + 4:.1f}" class="bar-label">{_h(_weeks(s))}</text></g>')
+            f'fill="{STEP_COLOURS[state]}" class="bar"><title>{escape(s.title)}: {escape(tip)}</title></rect>'
+            f'<text x="{x + 8:.1f}" y="{mid + 4:.1f}" class="bar-label">{escape(_weeks(s))}</text></g>')
     parts.append("</svg>")
     return "".join(parts)

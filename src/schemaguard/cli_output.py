@@ -1,0 +1,124 @@
+"""What the command line writes besides the reports: the one-line error of bad input or usage (exit
+2), what a long step is doing and progress bars (stderr), a result as text or JSON (`--format`), paths
+as short as they can be, and the text of `migrate` and `findings`. A helper of the entry point cli,
+loaded at start-up with it (cli and cli_input import it): it imports neither of them and, at
+start-up, only errors from the package (report.scan inside `bars`, migrate inside `show_status`, when
+a command needs them). It must not parse options or run anything: it only writes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import typer
+
+from schemaguard.errors import one_line
+
+EXIT_USAGE = 2  # bad input or usage, always
+R = TypeVar("R")
+
+
+class OutputFormat(StrEnum):
+    """`--format` of the commands that print text or JSON."""
+
+    text = "text"
+    json = "json"
+
+
+def fail(message: str) -> NoReturn:
+    """Bad input or usage: one line on stderr, exit 2."""
+    typer.echo(f"schemaguard: error: {one_line(message)}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def status(message: str) -> None:
+    """What a long step is doing, on stderr: stdout stays clean for the report."""
+    typer.echo(f"schemaguard: {message} ...", err=True)
+
+
+def shown(path: Path) -> str:
+    """A path as short as it can be: relative to the working directory when it lies below it."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def spark_note() -> None:
+    """Said when statistics leave a check undecided and Spark reads the data (a command's `announce`)."""
+    status("reading the files statistics cannot decide, with Spark")
+
+
+def print_json(doc: Any) -> None:
+    """A command's document on stdout as JSON."""
+    # Indented for a person at a terminal; compact for a program (json's C encoder only runs
+    # without indentation: on a 20,000-column table that is seconds against a tenth of one).
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False, default=str) + "\n")
+
+
+def bars(output: OutputFormat) -> Callable[[int], Any]:
+    """Progress bars on stderr for long scans, in text mode only (stdout stays clean for data)."""
+    from schemaguard.report.scan import progress
+
+    return partial(progress, enabled=output == OutputFormat.text)
+
+
+def render(
+    output: OutputFormat, report: R, to_json: Callable[[R], Any], to_text: Callable[[R], None]
+) -> None:
+    """A command's report as JSON or as its text."""
+    if output == OutputFormat.json:
+        print_json(to_json(report))
+    else:
+        to_text(report)
+
+
+def show_status(m: Any, rows: list[dict[str, Any]]) -> NoReturn:
+    """Each step's status as the `migrations` records tell it, then exit 0."""
+    from schemaguard import migrate as migrating
+
+    typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
+    for s in migrating.status(m, rows):
+        before, after = s.version_before, s.version_after
+        versions = ("" if before is None else f" (table version {before} before it)" if after is None
+                    else f" (table version {before} -> {after})")
+        typer.echo(f"  {s.step:<16} {s.status}{versions}")
+    raise typer.Exit(0)
+
+
+def show_run(run: Any, apply: bool) -> None:
+    """One step's outcome as a person reads it: its checks, its statements, what happened."""
+    before, after = run.version_before, run.version_after
+    versions = f" (table version {before} -> {after})" if before is not None else ""
+    typer.echo(f"step {run.step}: {run.status}{versions}")
+    for kind, subject, verdict, evidence in run.checks:
+        typer.echo(f"  entry check {kind} {subject}: {verdict}" + (f" ({evidence})" if evidence else ""))
+    verb = "ran" if run.status in ("applied", "failed", "exit-check-failed") else "would run"
+    if run.status == "already-applied":
+        typer.echo("  nothing to do: the migrations table records it applied")
+    elif run.status != "refused":
+        for statement in run.statements:
+            typer.echo(f"  {verb}: {statement};")
+    for note in run.notes:
+        typer.echo(f"  {note}")
+    if run.status == "would-apply" and not apply and run.statements:
+        typer.echo("  nothing written: add --apply to run it")
+
+
+def show_findings(rows: list[dict[str, Any]]) -> None:
+    """Each finding on a line of its own (severity, whole code, table, column, files, waived),
+    its message below it: nothing cut, no word wrapped by us, no None or True."""
+    if not rows:
+        typer.echo("no findings in the latest complete run")
+        return
+    typer.echo(f"findings of run {rows[0]['run_id']} (started {rows[0]['started_at']:%Y-%m-%d %H:%M:%S %Z}): "
+               f"{len(rows)}")
+    for r in rows:
+        files = f"{r['file_count']:,} file(s)" if r["file_count"] else ""
+        tags = " ".join(x for x in (r["table_name"], r["column_path"] or "", files,
+                                    "waived" if r["waived"] else "", "fails" if r["fails"] else "") if x)
+        typer.echo(f"{r['severity']:<8} {r['code']}  {one_line(tags)}")
+        typer.echo(f"         {one_line(r['message'])}")
