@@ -34,6 +34,7 @@ from schemaguard.base import (
     Conflict,
     Options,
     Problem,
+    ProblemCode,
     Rule,
     SparkUnreadable,
     errors,
@@ -138,7 +139,7 @@ class ReadFailure:
     count: int
     files: tuple[str, ...]
     path: str
-    code: str
+    code: ProblemCode
     message: str
     rule: Rule
 
