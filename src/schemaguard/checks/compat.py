@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from schemaguard.base import Options, Problem, ProblemCode, worse
-from schemaguard.checks.finding import Finding, involved
+from schemaguard.checks.finding import Finding, FindingCode, involved
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.table import TableRead
 from schemaguard.model import Schema
@@ -76,11 +76,11 @@ def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:
     return [_compat_finding(key, hits, versions, current) for key, hits in groups.items()]
 
 
-def _code(p: Problem) -> str:
+def _code(p: Problem) -> FindingCode:
     """A loud break, a quiet one, or (quiet breaks allowed) a read that changes meaning."""
     if p.severity != "error":
-        return "VERSION_READ_CHANGES_MEANING"
-    return "VERSION_QUIET_BREAK" if p.quiet else "VERSION_INCOMPATIBLE"
+        return FindingCode.VERSION_READ_CHANGES_MEANING
+    return FindingCode.VERSION_QUIET_BREAK if p.quiet else FindingCode.VERSION_INCOMPATIBLE
 
 
 def _compat_finding(key: tuple[str, str, str, ProblemCode], hits: list[tuple[SchemaVersion, Problem]],
