@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemaguard.checks import run_checks
-from schemaguard.checks.finding import SAMPLE, Finding, reason_category
+from schemaguard.checks.finding import CODES, SAMPLE, Finding, FindingCode, reason_category
 from schemaguard.demo import build_demo_lake
 from schemaguard.lake.discover import crc_size
 from schemaguard.lake.table import read
@@ -25,7 +25,7 @@ from tests.oracles import conditions
 SPARK_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
 
-FILE_CODES = {"UNREADABLE_FILE", "STALE_CHECKSUM", "TABLE_HAS_NO_DATA"}
+FILE_CODES = {FindingCode.UNREADABLE_FILE, FindingCode.STALE_CHECKSUM, FindingCode.TABLE_HAS_NO_DATA}
 
 
 def findings_of(table: Path) -> list[Finding]:
@@ -61,6 +61,14 @@ def with_id(name: str, type_: pa.DataType, field_id: int, nullable: bool = True)
     return pa.field(name, type_, nullable, metadata={b"PARQUET:field_id": str(field_id).encode()})
 
 
+def test_every_finding_code_has_its_row_in_the_code_table() -> None:
+    """`CODES` is keyed by the enum: no member without its severity, meaning and reference, no row
+    without a member, each row under its own code, in the enum's order."""
+    assert list(CODES) == list(FindingCode)
+    for code, row in CODES.items():
+        assert row.code is code and row.meaning and row.reference, code
+
+
 def test_demo_lake_findings(tmp_path: Path) -> None:
     found = {(f.code, f.path): f for f in findings_of(build_demo_lake(tmp_path))}
     assert set(found) == {
@@ -72,22 +80,22 @@ def test_demo_lake_findings(tmp_path: Path) -> None:
         ("COLUMN_MISSING_IN_OLD_FILES", "channel"),
         ("COLUMN_MISSING_IN_OLD_FILES", "amount_cents"),  # added in v3, to be dual-written
     }
-    cents = found[("COLUMN_MISSING_IN_OLD_FILES", "amount_cents")]
+    cents = found[(FindingCode.COLUMN_MISSING_IN_OLD_FILES, "amount_cents")]
     assert (cents.versions, cents.count, cents.partition_count) == ((1, 2), 60, 30)
-    missing = found[("COLUMN_MISSING_IN_OLD_FILES", "channel")]
+    missing = found[(FindingCode.COLUMN_MISSING_IN_OLD_FILES, "channel")]
     assert (missing.versions, missing.count, missing.severity) == ((1,), 30, "info")
     assert "1,500 rows" in missing.message
     assert missing.partition_count == 15 and missing.partitions[0] == "dt=2024-01-01"
     assert missing.evidence == (("v1", "absent"), ("v4", "string [BYTE_ARRAY STRING]"),
                                 ("rows without it", "1500"))
-    drift = found[("LOGICAL_TYPE_DRIFT", "ts")]
+    drift = found[(FindingCode.LOGICAL_TYPE_DRIFT, "ts")]
     assert drift.versions == (1, 2, 3, 4) and drift.count == 120 and len(drift.files) == 20  # a sample
     assert drift.partition_count == 60 and len(drift.partitions) == SAMPLE
     assert drift.partitions == tuple(sorted(drift.partitions))
     assert drift.evidence == (("v1", "timestamp_int96 [INT96]"), ("v2", "timestamp_int96 [INT96]"),
                               ("v3", "timestamp_us_utc [INT64 TIMESTAMP(MICROS,utc)]"),
                               ("v4", "timestamp_us_utc [INT64 TIMESTAMP(MICROS,utc)]"))
-    conflict = found[("SPARK_MERGE_CONFLICT", "quantity")]
+    conflict = found[(FindingCode.SPARK_MERGE_CONFLICT, "quantity")]
     assert conflict.evidence[0] == ("v1", "int32 [INT32]")
     assert conflict.evidence[-1] == ("v4", "int64 [INT64]")
 

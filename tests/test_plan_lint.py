@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from schemaguard.demo import build_demo_lake
+from schemaguard.planning.lint import LINT_CODES, LintCode
 from tests.helpers import assert_usage_error, run, run_here, valid_sarif
 
 MIGRATION = """-- orders: rename and tidy up
@@ -26,6 +27,12 @@ ALTER TABLE orders DROP COLUMN amount_cents
 @pytest.fixture(scope="module")
 def orders(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo_lake(tmp_path_factory.mktemp("lint"))
+
+
+def test_every_lint_code_says_what_it_means() -> None:
+    """`LINT_CODES` is keyed by the enum, in its order (the SARIF rules' order): no member without
+    its meaning, no meaning without a member."""
+    assert list(LINT_CODES) == list(LintCode) and all(LINT_CODES.values())
 
 
 def test_sarif_names_each_statement_at_its_line(orders: Path, tmp_path: Path) -> None:

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from avro.compatibility import SchemaIncompatibilityType
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schemaguard import base
-from schemaguard.base import Options, Problem, errors
+from schemaguard.base import Options, Problem, ProblemCode, errors
 from schemaguard.formats.avro import schema_from_avsc
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.model import (
@@ -373,6 +374,19 @@ def test_how_spark_sees_a_parquet_type(parquet: str, seen: str) -> None:
     from schemaguard.formats.notation import parse_primitive
 
     assert base.spark_view(parse_primitive(parquet)) == parse_primitive(seen)
+
+
+def test_avro_rules_are_javas_incompatibility_types() -> None:
+    """Each of Java's SchemaIncompatibilityType names (avro-python spells them in lower case) has
+    its rule, and so has AMBIGUOUS_FIELD, where Java throws instead; no other code has one."""
+    java = {ProblemCode(t.name.upper()) for t in SchemaIncompatibilityType}
+    assert set(avro_rules.RULES) == java | {ProblemCode.AMBIGUOUS_FIELD}
+
+
+def test_every_problem_code_is_raised_by_a_rule() -> None:
+    """No problem code only declared: each member is named where a rule module makes problems."""
+    rules = "\n".join(p.read_text(encoding="utf-8") for p in Path(avro_rules.__file__).parent.glob("*.py"))
+    assert [c.name for c in ProblemCode if f"ProblemCode.{c.name}" not in rules] == []
 
 
 def test_every_rule_row_has_a_case() -> None:

@@ -26,7 +26,7 @@ import pytest
 from rich.console import Console
 
 from schemaguard.auditing import run_audit
-from schemaguard.checks.finding import Finding
+from schemaguard.checks.finding import Finding, FindingCode
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
 from schemaguard.proofs import Proof, ProofResult
@@ -199,8 +199,8 @@ def test_markdown_escapes_pipes_in_cells(odd_run: AuditRun) -> None:
     md = markdown.to_markdown(odd_run)
     assert r"`a\|b`" in md
     _tables_are_rectangular(md)
-    finding = Finding("X_CODE", "error", "a | b and `c | d` <script>", 1, ("p=1|2/f.parquet",), "col|x",
-                      table="orders")
+    finding = Finding(FindingCode.LOGICAL_TYPE_DRIFT, "error", "a | b and `c | d` <script>", 1,
+                      ("p=1|2/f.parquet",), "col|x", table="orders")
     table = replace(odd_run.tables[0], findings=(finding,))
     md = markdown.to_markdown(replace(odd_run, tables=(table,)))
     assert r"a \| b and `c \| d` \<script\>" in md

@@ -1,6 +1,6 @@
-"""What every rule and check speaks in: severities, rules, problems, conflicts, reader options,
-and how Spark sees a Parquet type. Shared by `rules/`, `checks/` and `report/`, so that none of
-them imports another to name a type.
+"""What every rule and check speaks in: severities, rules, problems and their codes, conflicts,
+reader options, and how Spark sees a Parquet type. Shared by `rules/`, `checks/` and `report/`, so
+that none of them imports another to name a type.
 
 May import: names, model. Must not: hold a rule of one reader (those live in `rules/`).
 """
@@ -8,6 +8,7 @@ May import: names, model. Must not: hold a rule of one reader (those live in `ru
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Literal
 
 from schemaguard.model import (
@@ -52,6 +53,41 @@ class Rule:
 Verdict = Literal["loud", "quiet", "fine"]
 
 
+class ProblemCode(StrEnum):
+    """What a reader meets, as `Problem.code` names it (docs/cli.md `problems[]`). One code stands
+    for a kind of problem under every profile, so the rule a problem cites is its own `Problem.rule`
+    (a TYPE_MISMATCH cites the profile's promotion table, Java's typeMismatch, a Spark refusal ...);
+    Avro's codes are Java's SchemaIncompatibilityType names, each with one rule (rules/avro.py `RULES`)."""
+
+    # loud: the read fails
+    TYPE_MISMATCH = "TYPE_MISMATCH"
+    UNREADABLE_TYPE = "UNREADABLE_TYPE"
+    READER_FIELD_MISSING = "READER_FIELD_MISSING"
+    NULLABILITY_TIGHTENED = "NULLABILITY_TIGHTENED"
+    POSITION_TYPE_MISMATCH = "POSITION_TYPE_MISMATCH"
+    WRITER_FIELD_UNREAD = "WRITER_FIELD_UNREAD"
+    FIELD_RENAMED = "FIELD_RENAMED"
+    AMBIGUOUS_COLUMN = "AMBIGUOUS_COLUMN"
+    FILE_WITHOUT_FIELD_IDS = "FILE_WITHOUT_FIELD_IDS"
+    MERGE_CONFLICT = "MERGE_CONFLICT"
+    SCHEMA_CHANGE_NEEDS_MERGE = "SCHEMA_CHANGE_NEEDS_MERGE"
+    ENGINE_REFUSES = "ENGINE_REFUSES"
+    NULLS_INTO_NOT_NULL = "NULLS_INTO_NOT_NULL"  # a warning: the write fails at its first null
+    # quiet: the read succeeds, values change meaning, land in another column or read as null
+    VALUES_CHANGE_MEANING = "VALUES_CHANGE_MEANING"
+    POSITION_NAME_MISMATCH = "POSITION_NAME_MISMATCH"
+    FIELD_ID_UNBOUND = "FIELD_ID_UNBOUND"
+    # fine: a rule allows it
+    PROMOTED = "PROMOTED"
+    # Avro's own (TYPE_MISMATCH above is one of them)
+    NAME_MISMATCH = "NAME_MISMATCH"
+    FIXED_SIZE_MISMATCH = "FIXED_SIZE_MISMATCH"
+    MISSING_ENUM_SYMBOLS = "MISSING_ENUM_SYMBOLS"
+    READER_FIELD_MISSING_DEFAULT_VALUE = "READER_FIELD_MISSING_DEFAULT_VALUE"
+    MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
+    AMBIGUOUS_FIELD = "AMBIGUOUS_FIELD"  # not a Java type: Java's lookupWriterField throws
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """What a reader meets at one place of a schema: a loud break (the reader fails), a quiet break
@@ -59,7 +95,7 @@ class Problem:
     severity info). Both breaks are errors; `allow_quiet` makes the quiet ones warnings."""
 
     path: str
-    code: str
+    code: ProblemCode
     message: str
     rule: Rule
     severity: Severity = "error"

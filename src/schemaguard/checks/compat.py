@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from schemaguard.base import Options, Problem, worse
-from schemaguard.checks.finding import Finding, involved
+from schemaguard.base import Options, Problem, ProblemCode, worse
+from schemaguard.checks.finding import Finding, FindingCode, involved
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.table import TableRead
 from schemaguard.model import Schema
@@ -62,7 +62,7 @@ def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:
         return []
     current_n = len(versions) + 1
     schemas = [v.footer.schema for v in versions]
-    groups: dict[tuple[str, str, str, str], list[tuple[SchemaVersion, Problem]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, ProblemCode], list[tuple[SchemaVersion, Problem]]] = defaultdict(list)
     for profile in opts.profiles:
         for w, r in pairs(len(versions), opts.mode):
             old = versions[(r if w == current_n else w) - 1]
@@ -76,14 +76,14 @@ def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:
     return [_compat_finding(key, hits, versions, current) for key, hits in groups.items()]
 
 
-def _code(p: Problem) -> str:
+def _code(p: Problem) -> FindingCode:
     """A loud break, a quiet one, or (quiet breaks allowed) a read that changes meaning."""
     if p.severity != "error":
-        return "VERSION_READ_CHANGES_MEANING"
-    return "VERSION_QUIET_BREAK" if p.quiet else "VERSION_INCOMPATIBLE"
+        return FindingCode.VERSION_READ_CHANGES_MEANING
+    return FindingCode.VERSION_QUIET_BREAK if p.quiet else FindingCode.VERSION_INCOMPATIBLE
 
 
-def _compat_finding(key: tuple[str, str, str, str], hits: list[tuple[SchemaVersion, Problem]],
+def _compat_finding(key: tuple[str, str, str, ProblemCode], hits: list[tuple[SchemaVersion, Problem]],
                     versions: tuple[SchemaVersion, ...], current: Schema) -> Finding:
     """Backward: the files at stake are the old versions'. Forward: they are the files written with
     the current schema (if any are on disk yet), and the old versions are the readers."""

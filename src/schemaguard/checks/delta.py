@@ -4,7 +4,7 @@ file that no schema of the log names is data no Delta reader returns."""
 
 from __future__ import annotations
 
-from schemaguard.checks.finding import Finding, finding
+from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.lake.table import TableRead
 from schemaguard.model import fields_of
 
@@ -26,7 +26,7 @@ def delta_unknown_columns(table: TableRead, _: object = None) -> list[Finding]:
             if path.lower() not in known or (ids is not None and f.id is not None and f.id not in ids):
                 found.setdefault(path, []).append(v.number)
     by_number = {v.number: v for v in table.versions}
-    return [finding("DELTA_UNKNOWN_COLUMN",
+    return [finding(FindingCode.DELTA_UNKNOWN_COLUMN,
                     f"`{path}` is in the files but in no schema of the Delta log: Delta readers never "
                     "return it (the data is on disk but invisible)",
                     [by_number[n] for n in numbers], path, [(f"v{n}", "present") for n in numbers])

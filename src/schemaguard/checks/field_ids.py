@@ -3,7 +3,7 @@ them all to one column), and one path carrying different ids (id readers see dif
 
 from __future__ import annotations
 
-from schemaguard.checks.finding import Finding, finding
+from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.checks.versions import by_number, holding, named, varying
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
@@ -61,8 +61,8 @@ def _id_reuse_finding(fid: int, paths: dict[str, list[SchemaVersion]]) -> Findin
                "null there: right if it is a rename (Iceberg), a reuse otherwise (Delta never renames "
                "a physical column)")
     evidence = [(f"v{v.number}", ", ".join(holding(paths, v))) for v in vs]
-    return finding("FIELD_ID_REUSED", f"field id {fid} is on {spelled}: {why}", vs, newest, evidence,
-                   subject=f"field_id={fid}", severity="error" if twice or unrelated else "warning")
+    return finding(FindingCode.FIELD_ID_REUSED, f"field id {fid} is on {spelled}: {why}", vs, newest,
+                   evidence, subject=f"field_id={fid}", severity="error" if twice or unrelated else "warning")
 
 
 def _type_at(schema: Schema, path: str) -> DataType:
@@ -87,7 +87,7 @@ def field_id_changes(table: TableRead, _: object = None) -> list[Finding]:
         by_version = {v.number: fid for fid, group in ids.items() for v in group}
         spelled = "; ".join(f"{named(group)}: {fid}" for fid, group in ids.items())
         found.append(finding(
-            "FIELD_ID_CHANGED",
+            FindingCode.FIELD_ID_CHANGED,
             f"`{path}` carries different field ids ({spelled}): id readers (Iceberg, Delta column "
             "mapping `id`) take these for different columns and read the files with another id as null "
             "(or as another column, see FIELD_ID_REUSED); name readers (Spark) read one column",

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from schemaguard.checks.finding import CODES, SAMPLE, Finding, cited, files_finding, reason_category
+from schemaguard.checks.finding import (
+    CODES,
+    SAMPLE,
+    Finding,
+    FindingCode,
+    cited,
+    files_finding,
+    reason_category,
+)
 from schemaguard.lake.discover import not_utf8
 from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import TableRead
@@ -22,7 +30,7 @@ def unreadable_files(table: TableRead, _: object = None) -> list[Finding]:
 def _unreadable(category: str, files: list[Unreadable]) -> Finding:
     reasons = list(dict.fromkeys(u.reason for u in files))
     more = f" (and {len(reasons) - 1} more reason(s) of this kind)" if len(reasons) > 1 else ""
-    return files_finding("UNREADABLE_FILE",
+    return files_finding(FindingCode.UNREADABLE_FILE,
                          f"{len(files)} file(s) Spark would list as data cannot be read: {reasons[0]}{more}",
                          [u.rel for u in files], [("reason", r) for r in reasons[:SAMPLE]], subject=category)
 
@@ -32,7 +40,7 @@ def stale_checksums(table: TableRead, _: object = None) -> list[Finding]:
     if not stale:
         return []
     return [files_finding(
-        "STALE_CHECKSUM",
+        FindingCode.STALE_CHECKSUM,
         f"{len(stale)} file(s) have a .crc sidecar that does not match their size: "
         "Hadoop's checksum layer (Spark on local/HDFS) will fail reading them",
         [s.rel for s in stale], [("why", w) for w in dict.fromkeys(s.why for s in stale)])]
@@ -45,7 +53,7 @@ def undecodable_names(table: TableRead, _: object = None) -> list[Finding]:
     if not odd:
         return []
     return [files_finding(
-        "NAME_NOT_UTF8",
+        FindingCode.NAME_NOT_UTF8,
         f"{len(odd)} data file path(s) hold bytes that are not UTF-8 (shown as \\xNN): Spark and other "
         "JVM readers cannot name them, and may skip or fail on them", odd, [])]
 
@@ -57,7 +65,7 @@ def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
     for rel, columns in table.scan.footers.encrypted_files():
         by_columns[columns].append(rel)
     return [files_finding(
-        "ENCRYPTED_COLUMNS",
+        FindingCode.ENCRYPTED_COLUMNS,
         f"{len(files)} file(s) have encrypted column metadata for {', '.join(columns)}: their "
         "statistics are unknown without the keys", files, [("column", c) for c in columns],
         subject=",".join(columns)) for columns, files in sorted(by_columns.items())]
@@ -90,7 +98,7 @@ def no_data(table: TableRead, _: object = None) -> list[Finding]:
     why = no_parquet_data(table)
     if why is None:
         return []
-    return [Finding("TABLE_HAS_NO_DATA", CODES["TABLE_HAS_NO_DATA"].severity,
+    return [Finding(FindingCode.TABLE_HAS_NO_DATA, CODES[FindingCode.TABLE_HAS_NO_DATA].severity,
                     f"{why}; nothing was checked (a wrong path, or a table not written yet?)",
                     len(table.listing.files), tuple(u.rel for u in table.scan.unreadable[:SAMPLE]),
-                    rule=cited("TABLE_HAS_NO_DATA"))]
+                    rule=cited(FindingCode.TABLE_HAS_NO_DATA))]

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from enum import StrEnum
 from typing import Any, Literal
 
 from schemaguard.base import SEVERITIES, Severity
@@ -21,11 +22,48 @@ FailLevel = Literal["info", "warning", "error", "never"]
 SAMPLE = 20  # files named per finding; the count says how many there are in all
 
 
+class FindingCode(StrEnum):
+    """Every finding code, in the order of `CODES`, which gives each its severity, meaning and
+    reference (tests/test_findings.py holds the two to the same codes)."""
+
+    UNREADABLE_FILE = "UNREADABLE_FILE"
+    STALE_CHECKSUM = "STALE_CHECKSUM"
+    NAME_NOT_UTF8 = "NAME_NOT_UTF8"
+    ENCRYPTED_COLUMNS = "ENCRYPTED_COLUMNS"
+    TABLE_HAS_NO_DATA = "TABLE_HAS_NO_DATA"
+    SPARK_CANNOT_READ_FOOTER = "SPARK_CANNOT_READ_FOOTER"
+    SPARK_MERGE_CONFLICT = "SPARK_MERGE_CONFLICT"
+    LOGICAL_TYPE_DRIFT = "LOGICAL_TYPE_DRIFT"
+    NULLABILITY_MISMATCH = "NULLABILITY_MISMATCH"
+    FIELD_ID_CHANGED = "FIELD_ID_CHANGED"
+    DUPLICATE_COLUMN_NAME = "DUPLICATE_COLUMN_NAME"
+    CASE_ONLY_NAME_DIFFERENCE = "CASE_ONLY_NAME_DIFFERENCE"
+    COLUMN_MISSING_IN_OLD_FILES = "COLUMN_MISSING_IN_OLD_FILES"
+    FIELD_ID_REUSED = "FIELD_ID_REUSED"
+    SPARK_SCHEMA_DISAGREES_WITH_PARQUET = "SPARK_SCHEMA_DISAGREES_WITH_PARQUET"
+    VERSION_INCOMPATIBLE = "VERSION_INCOMPATIBLE"
+    VERSION_QUIET_BREAK = "VERSION_QUIET_BREAK"
+    VERSION_READ_CHANGES_MEANING = "VERSION_READ_CHANGES_MEANING"
+    DELTA_UNKNOWN_COLUMN = "DELTA_UNKNOWN_COLUMN"
+    ICEBERG_FIELD_WITHOUT_ID = "ICEBERG_FIELD_WITHOUT_ID"
+    ICEBERG_UNKNOWN_FIELD_ID = "ICEBERG_UNKNOWN_FIELD_ID"
+    ICEBERG_INCOMPATIBLE_CHANGE = "ICEBERG_INCOMPATIBLE_CHANGE"
+    NULLS_BLOCK_TIGHTENING = "NULLS_BLOCK_TIGHTENING"
+    BACKFILL_INCOMPLETE = "BACKFILL_INCOMPLETE"
+    DUAL_WRITE_DISAGREES = "DUAL_WRITE_DISAGREES"
+    VALUE_OUT_OF_RANGE = "VALUE_OUT_OF_RANGE"
+    ENUM_VALUE_UNEXPECTED = "ENUM_VALUE_UNEXPECTED"
+    UNIT_DRIFT_SUSPECTED = "UNIT_DRIFT_SUSPECTED"
+    PROOF_UNKNOWN = "PROOF_UNKNOWN"
+    WAIVER_EXPIRED = "WAIVER_EXPIRED"
+    WAIVER_UNMATCHED = "WAIVER_UNMATCHED"
+
+
 @dataclass(frozen=True, slots=True)
 class Code:
     """One finding code: its usual severity, what it means, and the reference it comes from."""
 
-    code: str
+    code: FindingCode
     severity: Severity
     meaning: str
     reference: str
@@ -36,86 +74,93 @@ _ID_REF = (f"{_CR} §3 Identity (by field id), §4 Column mapping (id mode; new 
            "'What none of them checks' (name or id reuse)")
 _CONFIG = "conf/schemaguard.toml [[waivers]]"
 _PROOF = "conf/schemaguard.toml [[tables]] proofs; proofs/ (statistics, then Great Expectations on Spark)"
-CODES: dict[str, Code] = {c.code: c for c in (
-    Code("UNREADABLE_FILE", "error", "A file Spark lists as data cannot be read as Parquet",
+CODES: dict[FindingCode, Code] = {c.code: c for c in (
+    Code(FindingCode.UNREADABLE_FILE, "error", "A file Spark lists as data cannot be read as Parquet",
          f"{_PS} §2.6 (bad-file cases), §0.7"),
-    Code("STALE_CHECKSUM", "error", "A Hadoop .crc sidecar does not match its data file",
+    Code(FindingCode.STALE_CHECKSUM, "error", "A Hadoop .crc sidecar does not match its data file",
          f"{_PS} §2.6 (bad-file cases: stale .crc), §0.7"),
-    Code("NAME_NOT_UTF8", "warning", "A data file's path holds bytes that are not UTF-8",
+    Code(FindingCode.NAME_NOT_UTF8, "warning", "A data file's path holds bytes that are not UTF-8",
          "Hadoop Path (a java.net.URI: Java strings cannot hold bytes that are not UTF-8)"),
-    Code("ENCRYPTED_COLUMNS", "info", "Files whose column metadata is encrypted: their statistics "
-         "are unknown without the keys", "parquet.thrift ColumnChunk.crypto_metadata (8), "
-         "encrypted_column_metadata (9); Parquet Modular Encryption (plaintext footer mode)"),
-    Code("TABLE_HAS_NO_DATA", "error", "No Parquet data under the table's location (no data file, or "
-         "none of them Parquet): nothing was checked",
-         "lake/discover.py (Spark's listing rules)"),
-    Code("SPARK_CANNOT_READ_FOOTER", "error", "Spark refuses a footer whole: every read of those files fails",
+    Code(FindingCode.ENCRYPTED_COLUMNS, "info",
+         "Files whose column metadata is encrypted: their statistics are unknown without the keys",
+         "parquet.thrift ColumnChunk.crypto_metadata (8), encrypted_column_metadata (9); Parquet Modular "
+         "Encryption (plaintext footer mode)"),
+    Code(FindingCode.TABLE_HAS_NO_DATA, "error",
+         "No Parquet data under the table's location (no data file, or none of them Parquet): nothing was "
+         "checked", "lake/discover.py (Spark's listing rules)"),
+    Code(FindingCode.SPARK_CANNOT_READ_FOOTER, "error",
+         "Spark refuses a footer whole: every read of those files fails",
          "formats/parquet/schema.py _spark_refusal (observed on Spark 4.1.4: key-only MAP, unknown logical "
          "type)"),
-    Code("SPARK_MERGE_CONFLICT", "error", "spark.read with mergeSchema fails on the versions on disk",
+    Code(FindingCode.SPARK_MERGE_CONFLICT, "error",
+         "spark.read with mergeSchema fails on the versions on disk",
          f"{_CR} §5 StructType.merge; {_PS} §2.3"),
-    Code("LOGICAL_TYPE_DRIFT", "warning", "A column's type or Parquet layout differs between schema versions",
+    Code(FindingCode.LOGICAL_TYPE_DRIFT, "warning",
+         "A column's type or Parquet layout differs between schema versions",
          f"{_PS} §1.4, §0 (compare at the Parquet level)"),
-    Code("NULLABILITY_MISMATCH", "warning",
+    Code(FindingCode.NULLABILITY_MISMATCH, "warning",
          "A column is REQUIRED in some schema versions and OPTIONAL in others",
          f"{_CR} §4 isReadCompatible (forbidTightenNullability), §3 (optional -> required), 'Where the "
          f"references disagree' (nullability tightened); {_PS} §2.5"),
-    Code("FIELD_ID_CHANGED", "warning",
+    Code(FindingCode.FIELD_ID_CHANGED, "warning",
          "One column carries different Parquet field ids across schema versions", _ID_REF),
-    Code("DUPLICATE_COLUMN_NAME", "error", "A struct names one column twice (exactly, or in case when "
-         "readers compare names case-insensitively): Spark fails the read, with or without mergeSchema",
+    Code(FindingCode.DUPLICATE_COLUMN_NAME, "error",
+         "A struct names one column twice (exactly, or in case when readers compare names "
+         "case-insensitively): Spark fails the read, with or without mergeSchema",
          f"{_CR} §5 (names differing only in case); tests/test_oracle_duplicate_names.py (Spark 4.1)"),
-    Code("CASE_ONLY_NAME_DIFFERENCE", "warning", "Column names that differ only in case",
+    Code(FindingCode.CASE_ONLY_NAME_DIFFERENCE, "warning", "Column names that differ only in case",
          f"{_CR} §5 (names differing only in case)"),
-    Code("COLUMN_MISSING_IN_OLD_FILES", "info", "A column of the newest version that older files lack",
-         f"{_PS} §2.6 (extra column in file B)"),
-    Code("FIELD_ID_REUSED", "error", "One Parquet field id names different columns: id-based readers bind "
-         "the wrong one", _ID_REF),
-    Code("SPARK_SCHEMA_DISAGREES_WITH_PARQUET", "warning",
+    Code(FindingCode.COLUMN_MISSING_IN_OLD_FILES, "info",
+         "A column of the newest version that older files lack", f"{_PS} §2.6 (extra column in file B)"),
+    Code(FindingCode.FIELD_ID_REUSED, "error",
+         "One Parquet field id names different columns: id-based readers bind the wrong one", _ID_REF),
+    Code(FindingCode.SPARK_SCHEMA_DISAGREES_WITH_PARQUET, "warning",
          "The Spark schema in a footer disagrees with its Parquet schema",
          f"{_PS} §0.6, §2.2 (Spark uses the footer's Spark schema in preference to the Parquet schema), "
          "§2.4 (Parquet -> Spark types), §2.5 (read-time conversions)"),
-    Code("VERSION_INCOMPATIBLE", "error", "A reader cannot read a schema version on disk",
+    Code(FindingCode.VERSION_INCOMPATIBLE, "error", "A reader cannot read a schema version on disk",
          "the reader profile's rule table (rules/read.py, rules/merge.py)"),
-    Code("VERSION_QUIET_BREAK", "error",
+    Code(FindingCode.VERSION_QUIET_BREAK, "error",
          "A reader reads a schema version on disk without an error, and its values change meaning or "
          "land in another column", "the reader profile's rule table (rules/read.py, rules/avro.py)"),
-    Code("VERSION_READ_CHANGES_MEANING", "warning",
+    Code(FindingCode.VERSION_READ_CHANGES_MEANING, "warning",
          "A quiet break the configuration allows (allow_quiet): the read succeeds and changes what values "
          "mean", "the reader profile's rule table (rules/read.py, rules/avro.py)"),
-    Code("DELTA_UNKNOWN_COLUMN", "warning", "A column of a Delta table's files that no schema of its log "
-         "holds: no Delta reader returns it", "Delta PROTOCOL.md 'Column Mapping', 'Schema Serialization "
-         f"Format'; {_CR} §4"),
-    Code("ICEBERG_FIELD_WITHOUT_ID", "error", "Columns of an Iceberg table's file that have no field id "
-         "and no name-mapping entry: Iceberg readers cannot bind them",
+    Code(FindingCode.DELTA_UNKNOWN_COLUMN, "warning",
+         "A column of a Delta table's files that no schema of its log holds: no Delta reader returns it",
+         f"Delta PROTOCOL.md 'Column Mapping', 'Schema Serialization Format'; {_CR} §4"),
+    Code(FindingCode.ICEBERG_FIELD_WITHOUT_ID, "error",
+         "Columns of an Iceberg table's file that have no field id and no name-mapping entry: Iceberg "
+         "readers cannot bind them",
          f"{_CR} §3 Identity; Iceberg spec 'Column Projection' (name mapping for files without ids)"),
-    Code("ICEBERG_UNKNOWN_FIELD_ID", "warning", "Columns of an Iceberg table's file whose field id no "
-         "schema of the table holds: no Iceberg reader reads them", f"{_CR} §3 Identity"),
-    Code("ICEBERG_INCOMPATIBLE_CHANGE", "error", "An Iceberg schema change that the spec does not let the "
-         "current schema read over files still live in the snapshot",
+    Code(FindingCode.ICEBERG_UNKNOWN_FIELD_ID, "warning",
+         "Columns of an Iceberg table's file whose field id no schema of the table holds: no Iceberg "
+         "reader reads them", f"{_CR} §3 Identity"),
+    Code(FindingCode.ICEBERG_INCOMPATIBLE_CHANGE, "error",
+         "An Iceberg schema change that the spec does not let the current schema read over files still "
+         "live in the snapshot",
          f"{_CR} §3 CheckCompatibility, TypeUtil.isPromotionAllowed, spec 'Schema Evolution', "
          "'Default values'"),
-    Code("NULLS_BLOCK_TIGHTENING", "error", "A column the configuration says is not null holds nulls, or "
-         "files without it: making it required breaks their reads",
-         f"{_PROOF}; {_CR} §3, §4 (optional -> required)"),
-    Code("BACKFILL_INCOMPLETE", "error", "Files or rows in scope still lack a backfilled column", _PROOF),
-    Code("DUAL_WRITE_DISAGREES", "error", "Dual-written columns disagree where both are written", _PROOF),
-    Code("VALUE_OUT_OF_RANGE", "error", "Values that do not fit the narrower type the configuration names",
+    Code(FindingCode.NULLS_BLOCK_TIGHTENING, "error",
+         "A column the configuration says is not null holds nulls, or files without it: making it "
+         "required breaks their reads", f"{_PROOF}; {_CR} §3, §4 (optional -> required)"),
+    Code(FindingCode.BACKFILL_INCOMPLETE, "error",
+         "Files or rows in scope still lack a backfilled column", _PROOF),
+    Code(FindingCode.DUAL_WRITE_DISAGREES, "error",
+         "Dual-written columns disagree where both are written", _PROOF),
+    Code(FindingCode.VALUE_OUT_OF_RANGE, "error",
+         "Values that do not fit the narrower type the configuration names",
          f"{_PROOF}; exact comparison (decimals, 64-bit integers)"),
-    Code("ENUM_VALUE_UNEXPECTED", "warning", "Values outside the allowed set", _PROOF),
-    Code("UNIT_DRIFT_SUSPECTED", "warning", "A column's magnitude steps by ~100x along the table's order "
-         "while its type stays the same", f"{_PROOF} (proofs/drift.py)"),
-    Code("PROOF_UNKNOWN", "warning", "A configured proof that neither statistics nor the data could "
-         "decide (files without statistics and no data read, unreadable files)", _PROOF),
-    Code("WAIVER_EXPIRED", "warning", "A waiver in the configuration has expired", _CONFIG),
-    Code("WAIVER_UNMATCHED", "info", "A waiver in the configuration matches no finding", _CONFIG),
+    Code(FindingCode.ENUM_VALUE_UNEXPECTED, "warning", "Values outside the allowed set", _PROOF),
+    Code(FindingCode.UNIT_DRIFT_SUSPECTED, "warning",
+         "A column's magnitude steps by ~100x along the table's order while its type stays the same",
+         f"{_PROOF} (proofs/drift.py)"),
+    Code(FindingCode.PROOF_UNKNOWN, "warning",
+         "A configured proof that neither statistics nor the data could decide (files without "
+         "statistics and no data read, unreadable files)", _PROOF),
+    Code(FindingCode.WAIVER_EXPIRED, "warning", "A waiver in the configuration has expired", _CONFIG),
+    Code(FindingCode.WAIVER_UNMATCHED, "info", "A waiver in the configuration matches no finding", _CONFIG),
 )}
-
-
-def meaning(code: str) -> str:
-    """What a code means; a code this version does not know (a newer rule) is described by its name."""
-    found = CODES.get(code)
-    return found.meaning if found else code.replace("_", " ").lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +178,7 @@ class Waiver:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    code: str
+    code: FindingCode
     severity: Severity
     message: str
     count: int  # files involved in all
@@ -198,12 +243,12 @@ def sampled(files: Sequence[str], partitions: Iterable[str]) -> Involved:
     return Involved(len(files), tuple(files[:SAMPLE]), tuple(parts[:SAMPLE]), len(parts))
 
 
-def cited(code: str) -> str:
+def cited(code: FindingCode) -> str:
     """The reference a code comes from, as a finding's `rule` cites it."""
     return CODES[code].reference
 
 
-def finding(code: str, message: str, versions: Sequence[SchemaVersion], path: str, evidence: Evidence,
+def finding(code: FindingCode, message: str, versions: Sequence[SchemaVersion], path: str, evidence: Evidence,
             subject: str = "", severity: Severity | None = None, rule: str | None = None) -> Finding:
     """A finding about some versions: their files, partitions and numbers filled in one place; the
     severity and the rule default to the code's row in `CODES`."""
@@ -214,7 +259,7 @@ def finding(code: str, message: str, versions: Sequence[SchemaVersion], path: st
                    evidence=tuple(evidence))
 
 
-def files_finding(code: str, message: str, rels: Sequence[str], evidence: Evidence,
+def files_finding(code: FindingCode, message: str, rels: Sequence[str], evidence: Evidence,
                   subject: str = "") -> Finding:
     """A finding about files known by path alone (unreadable ones, stale checksums)."""
     inv = involved_files(rels)
@@ -236,7 +281,7 @@ def reason_category(reason: str) -> str:
 def finding_doc(f: Finding) -> dict[str, Any]:
     """A finding's stable JSON keys (the audit adds its waiver and verdict)."""
     return {
-        "key": f.key, "code": f.code, "severity": f.severity, "table": f.table, "path": f.path,
+        "key": f.key, "code": f.code.value, "severity": f.severity, "table": f.table, "path": f.path,
         "subject": f.subject, "message": f.message, "count": f.count, "files": list(f.files),
         "partitions": list(f.partitions), "partition_count": f.partition_count, "versions": list(f.versions),
         "evidence": [{"label": label, "value": value} for label, value in f.evidence], "rule": f.rule,

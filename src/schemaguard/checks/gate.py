@@ -34,12 +34,13 @@ from schemaguard.base import (
     Conflict,
     Options,
     Problem,
+    ProblemCode,
     Rule,
     SparkUnreadable,
     errors,
     spark_type,
 )
-from schemaguard.checks.finding import SAMPLE, Finding, finding
+from schemaguard.checks.finding import SAMPLE, Finding, FindingCode, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
 from schemaguard.lake.discover import Listing, spark_order_key
@@ -138,7 +139,7 @@ class ReadFailure:
     count: int
     files: tuple[str, ...]
     path: str
-    code: str
+    code: ProblemCode
     message: str
     rule: Rule
 
@@ -512,7 +513,7 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
         vs = [(v, layouts.get(nodes[key][0]) or describe(nodes[key][1]))
               for v, nodes, layouts in held if key in nodes]
         found.append(finding(
-            "SPARK_MERGE_CONFLICT",
+            FindingCode.SPARK_MERGE_CONFLICT,
             f"spark.read.option('mergeSchema', 'true') fails on this table: {c.message}",
             [v for v, _ in vs], c.path, [(f"v{v.number}", text) for v, text in vs],
             rule=f"{c.rule.id} ({c.rule.source})"))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from schemaguard.base import Options
 from schemaguard.checks.compat import table_options
-from schemaguard.checks.finding import Evidence, Finding, files_finding, finding
+from schemaguard.checks.finding import Evidence, Finding, FindingCode, files_finding, finding
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.snapshot import relative
 from schemaguard.lake.table import TableRead
@@ -39,17 +39,17 @@ def iceberg_field_ids(table: TableRead, _: object = None) -> list[Finding]:
         why = ("and the table has no name mapping (schema.name-mapping.default)" if snap.name_mapping is None
                else "and the name mapping (schema.name-mapping.default) does not name them")
         found.append(_columns_finding(
-            "ICEBERG_FIELD_WITHOUT_ID", f"Columns written without a Parquet field id {why}: Iceberg "
-            "readers bind columns by id, so they read these as null or refuse the file",
+            FindingCode.ICEBERG_FIELD_WITHOUT_ID, f"Columns written without a Parquet field id {why}: "
+            "Iceberg readers bind columns by id, so they read these as null or refuse the file",
             table.versions, missing))
     if unknown:
         found.append(_columns_finding(
-            "ICEBERG_UNKNOWN_FIELD_ID", "Columns whose field id no schema of the table holds: Iceberg "
-            "readers never read them (the data is on disk but invisible)", table.versions, unknown))
+            FindingCode.ICEBERG_UNKNOWN_FIELD_ID, "Columns whose field id no schema of the table holds: "
+            "Iceberg readers never read them (the data is on disk but invisible)", table.versions, unknown))
     return found
 
 
-def _columns_finding(code: str, message: str, all_versions: Sequence[SchemaVersion],
+def _columns_finding(code: FindingCode, message: str, all_versions: Sequence[SchemaVersion],
                      columns: dict[int, list[str]]) -> Finding:
     versions = [v for v in all_versions if v.number in columns]
     first = columns[versions[0].number][0].split(" ")[0]
@@ -80,7 +80,7 @@ def iceberg_schema_changes(table: TableRead, _: object = None) -> list[Finding]:
         if problems:
             evidence: Evidence = [(p.path, f"{p.message} ({p.rule.id})") for p in problems]
             found.append(files_finding(
-                "ICEBERG_INCOMPATIBLE_CHANGE",
+                FindingCode.ICEBERG_INCOMPATIBLE_CHANGE,
                 f"Files written with schema {s.schema_id} cannot be read with the current schema "
                 f"{current.schema_id}: " + "; ".join(f"`{p.path}`: {p.message}" for p in problems),
                 rels[s.schema_id], evidence, subject=f"schema-{s.schema_id}"))

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from schemaguard.base import errors, spark_view
 from schemaguard.checks.field_ids import alone
-from schemaguard.checks.finding import Finding, finding
+from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.checks.versions import named
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import SPARK_SCHEMA_KEY, FooterSchema
@@ -22,7 +22,7 @@ from schemaguard.rules.profiles import can_read
 def spark_refusals(table: TableRead, _: object = None) -> list[Finding]:
     """Versions whose footer Spark refuses whole (a shape the model has no type for): every read
     of those files fails, merged or not."""
-    return [finding("SPARK_CANNOT_READ_FOOTER",
+    return [finding(FindingCode.SPARK_CANNOT_READ_FOOTER,
                     f"Spark cannot read the {len(v.files)} file(s) of v{v.number}: {why}", [v], "",
                     [(f"v{v.number}", why)], subject=f"v{v.number}")
             for v in table.versions if (why := v.footer.spark_refusal)]
@@ -35,7 +35,7 @@ def spark_footer_disagreements(table: TableRead, _: object = None) -> list[Findi
         for path, why in spark_vs_parquet(v.footer).items():
             seen[path].append((v, why))
     return [
-        finding("SPARK_SCHEMA_DISAGREES_WITH_PARQUET",
+        finding(FindingCode.SPARK_SCHEMA_DISAGREES_WITH_PARQUET,
                 f"`{path}`: the Spark schema in the footer ({SPARK_SCHEMA_KEY.decode()}) disagrees with "
                 f"the file's Parquet schema in {named(v for v, _ in hits)}: {hits[0][1]}. Spark takes "
                 "its table schema and its mergeSchema input from that Spark schema, not from the Parquet "

@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from schemaguard.checks.compat import CheckOptions
-from schemaguard.checks.finding import Finding, finding
+from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.checks.gate import duplicated
 from schemaguard.formats.notation import describe
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
@@ -52,7 +52,7 @@ def layout_drift(table: TableRead, _: object = None) -> list[Finding]:
         vs = by_number(layouts.values())
         spelled = "; ".join(f"{named(group)}: {layout}" for layout, group in layouts.items())
         by_version = {v.number: layout for layout, group in layouts.items() for v in group}
-        found.append(finding("LOGICAL_TYPE_DRIFT",
+        found.append(finding(FindingCode.LOGICAL_TYPE_DRIFT,
                              f"`{path}` is stored differently across versions: {spelled}", vs, path,
                              [(f"v{v.number}", by_version[v.number]) for v in vs]))
     return found
@@ -74,7 +74,7 @@ def _nullability_finding(path: str, required: list[SchemaVersion], optional: lis
         evidence.append(("nulls in OPTIONAL files", str(nulls)))
         held = f" (holding {nulls:,} null(s), by footer statistics)"
     return finding(
-        "NULLABILITY_MISMATCH",
+        FindingCode.NULLABILITY_MISMATCH,
         f"`{path}` is REQUIRED in {named(required)} and OPTIONAL in {named(optional)}{held}: Spark "
         "reads every Parquet column as nullable, so Spark reads are unaffected; a reader declaring it "
         "not null (Delta reading with forbidTightenNullability, an Iceberg required field) rejects the "
@@ -114,7 +114,7 @@ def case_only(table: TableRead, _: object = None) -> list[Finding]:
         vs = by_number(names.values())
         evidence = [(f"v{v.number}", ", ".join(holding(names, v))) for v in vs]
         found.append(finding(
-            "CASE_ONLY_NAME_DIFFERENCE",
+            FindingCode.CASE_ONLY_NAME_DIFFERENCE,
             f"{' / '.join(sorted(names))} differ only in case: Spark's mergeSchema (caseSensitive=false) "
             "folds them into one column named as in the first file; case-sensitive readers see two",
             vs, sorted(names)[0], evidence))
@@ -140,7 +140,7 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
         evidence += [(f"v{newest.number}", leaf_layouts(newest.footer).get(path) or describe(t)),
                      ("rows without it", str(rows))]
         found.append(finding(
-            "COLUMN_MISSING_IN_OLD_FILES",
+            FindingCode.COLUMN_MISSING_IN_OLD_FILES,
             f"`{path}` is absent from {files} older file(s) ({rows:,} rows): readers fill it with "
             "null or their default", lacking, path, evidence))
     return found
@@ -154,7 +154,7 @@ def duplicates(table: TableRead, opts: CheckOptions) -> list[Finding]:
     how = "exactly" if case_sensitive else "case-insensitively, as spark.sql.caseSensitive=false compares"
     number = {v.number: v for v in table.versions}
     return [finding(
-        "DUPLICATE_COLUMN_NAME",
+        FindingCode.DUPLICATE_COLUMN_NAME,
         f"`{d.path}` is named {len(d.names)} times in one struct ({', '.join(d.names)}), compared {how}: "
         "Spark cannot resolve the column: it fails the read, with or without mergeSchema, or (case-"
         "sensitive, behind another file's schema) reads the first of them and drops the other",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 
-from schemaguard.checks.finding import CODES, Finding, Waiver, cited
+from schemaguard.checks.finding import CODES, Finding, FindingCode, Waiver, cited
 
 
 def waive(findings: list[Finding], waivers: tuple[Waiver, ...]) -> list[Finding]:
@@ -22,15 +22,16 @@ def waiver_findings(waivers: tuple[Waiver, ...], findings: list[Finding], today:
     out = []
     for w in waivers:
         if not w.active(today):
-            out.append(_about(w, "WAIVER_EXPIRED", f"the waiver of {w.key} by {w.owner} expired on "
+            out.append(_about(w, FindingCode.WAIVER_EXPIRED, f"the waiver of {w.key} by {w.owner} expired on "
                               f"{w.expires}: the finding counts again; fix it or renew the waiver"))
         elif w.key not in keys:
-            out.append(_about(w, "WAIVER_UNMATCHED", f"the waiver of {w.key} by {w.owner} matches no "
-                              "finding of this run: the problem is gone or the key is misspelt; remove it"))
+            out.append(_about(w, FindingCode.WAIVER_UNMATCHED, f"the waiver of {w.key} by {w.owner} matches "
+                              "no finding of this run: the problem is gone or the key is misspelt; "
+                              "remove it"))
     return out
 
 
-def _about(w: Waiver, code: str, message: str) -> Finding:
+def _about(w: Waiver, code: FindingCode, message: str) -> Finding:
     evidence = (("owner", w.owner), ("reason", w.reason), ("expires", w.expires.isoformat()))
     return Finding(code, CODES[code].severity, message, 0, (), subject=w.key, evidence=evidence,
                    table=w.key.split(":", 1)[0], rule=cited(code))

@@ -19,20 +19,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
 from schemaguard.base import Severity
 from schemaguard.planning.ddl import DdlChange, Statement
 from schemaguard.planning.planner import DATA_PROOFS, Plan, PlannedOperation, operations, treatment
 from schemaguard.rules.changes import Operation, OpKind
 
-LintCode = Literal["DESTRUCTIVE", "BACKWARD_INCOMPATIBLE", "DATA_DEPENDENT", "ENGINE_REFUSES", "SAFE"]
+
+class LintCode(StrEnum):
+    """A lint finding's category, in the order of `LINT_CODES`, which says what each means."""
+
+    DESTRUCTIVE = "DESTRUCTIVE"
+    BACKWARD_INCOMPATIBLE = "BACKWARD_INCOMPATIBLE"
+    DATA_DEPENDENT = "DATA_DEPENDENT"
+    ENGINE_REFUSES = "ENGINE_REFUSES"
+    SAFE = "SAFE"
+
+
 LINT_CODES: dict[LintCode, str] = {
-    "DESTRUCTIVE": "drops data: the column's values are gone for every reader",
-    "BACKWARD_INCOMPATIBLE": "a reader breaks across the change, loudly or quietly",
-    "DATA_DEPENDENT": "safe only if a proof holds on the data",
-    "ENGINE_REFUSES": "the table's engine rejects the statement as written",
-    "SAFE": "safe as a single edit",
+    LintCode.DESTRUCTIVE: "drops data: the column's values are gone for every reader",
+    LintCode.BACKWARD_INCOMPATIBLE: "a reader breaks across the change, loudly or quietly",
+    LintCode.DATA_DEPENDENT: "safe only if a proof holds on the data",
+    LintCode.ENGINE_REFUSES: "the table's engine rejects the statement as written",
+    LintCode.SAFE: "safe as a single edit",
 }
 
 
@@ -67,9 +77,9 @@ def lint(change: DdlChange, plan: Plan, source: str, table_format: str | None = 
         for op in operations(st.before, st.after, plan.identity, st.renames):
             mine += _judged(st, op, planned.get((op.kind, op.path)), plan)
         if not any(f.severity != "info" for f in mine):
-            mine.append(_finding(st, "SAFE", "info", LINT_CODES["SAFE"]))
+            mine.append(_finding(st, LintCode.SAFE, "info", LINT_CODES[LintCode.SAFE]))
         found += mine
-    refused = any(f.code == "ENGINE_REFUSES" for f in found)
+    refused = any(f.code == LintCode.ENGINE_REFUSES for f in found)
     return Lint(source, plan.table, tuple(found), plan.safe_as_single_edit and not refused)
 
 
@@ -82,8 +92,8 @@ def _judged(st: Statement, op: Operation, p: PlannedOperation | None, plan: Plan
     out = []
     where = op.old_path or op.path
     if op.kind == OpKind.DROP_FIELD:
-        out.append(_finding(st, "DESTRUCTIVE", "error", f"drops {where}: its values are gone; old readers "
-                            "read nulls where they read it"))
+        out.append(_finding(st, LintCode.DESTRUCTIVE, "error", f"drops {where}: its values are gone; old "
+                            "readers read nulls where they read it"))
     if p is None:
         return out
     for profile, by in p.verdicts.items():
@@ -91,7 +101,7 @@ def _judged(st: Statement, op: Operation, p: PlannedOperation | None, plan: Plan
             if word != "ok" and not p.safe_as_single_edit:
                 loud = word == "breaks"
                 kind = "a loud" if loud else "a quiet"
-                out.append(_finding(st, "BACKWARD_INCOMPATIBLE", "error" if loud else "warning",
+                out.append(_finding(st, LintCode.BACKWARD_INCOMPATIBLE, "error" if loud else "warning",
                                     f"{profile} {direction}: {kind} break at {where} ({p.why}); ship it as "
                                     f"{p.strategy}"))
     checks = {c.key: c for c in plan.checks}
@@ -102,8 +112,9 @@ def _judged(st: Statement, op: Operation, p: PlannedOperation | None, plan: Plan
         status = check.status if check else "not-run"
         subject = check.subject if check else where
         severity: Severity = "info" if status == "proven" else "error" if status == "refuted" else "warning"
-        out.append(_finding(st, "DATA_DEPENDENT", severity, f"depends on the proof {need.kind} {subject}: "
-                            f"{status}" + (f" ({check.evidence})" if check and check.evidence else "")))
+        out.append(_finding(st, LintCode.DATA_DEPENDENT, severity,
+                            f"depends on the proof {need.kind} {subject}: {status}"
+                            + (f" ({check.evidence})" if check and check.evidence else "")))
     return out
 
 
@@ -114,17 +125,19 @@ def _refusals(st: Statement, table_format: str | None, configuration: dict[str, 
     if st.kind == "set-not-null" and table_format in ("delta", "iceberg") and _tightens(st):
         fix = "add CHECK (c IS NOT NULL) instead" if table_format == "delta" else \
             "make it required with pyiceberg once the not-null proof holds"
-        out.append(_finding(st, "ENGINE_REFUSES", "error", f"{table_format} refuses SET NOT NULL on an "
-                            f"existing nullable column: {fix}"))
+        out.append(_finding(st, LintCode.ENGINE_REFUSES, "error", f"{table_format} refuses SET NOT NULL on "
+                            f"an existing nullable column: {fix}"))
     if table_format == "delta" and st.kind == "alter-type" and \
             props.get("delta.enableTypeWidening", "").lower() != "true":
-        out.append(_finding(st, "ENGINE_REFUSES", "error", "delta-spark changes a column's type only under "
-                            "type widening: SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first"))
+        out.append(_finding(st, LintCode.ENGINE_REFUSES, "error",
+                            "delta-spark changes a column's type only under type widening: "
+                            "SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first"))
     if table_format == "delta" and st.kind in ("drop-columns", "rename-column") and \
             props.get("delta.columnMapping.mode", "none") == "none":
-        out.append(_finding(st, "ENGINE_REFUSES", "error", "delta-spark drops or renames a column only under "
-                            "column mapping: SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', ...) "
-                            "first; readers of Delta reader version 1 can then no longer read the table"))
+        out.append(_finding(st, LintCode.ENGINE_REFUSES, "error",
+                            "delta-spark drops or renames a column only under column mapping: "
+                            "SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', ...) first; readers of "
+                            "Delta reader version 1 can then no longer read the table"))
     return out
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from math import ceil
 from typing import Literal, NamedTuple, get_args
 
-from schemaguard.base import Options, Problem
+from schemaguard.base import Options, Problem, ProblemCode
 from schemaguard.model import Field, Schema, SchemaTransform, parent_and_name, transform
 from schemaguard.names import Identity
 from schemaguard.proofs import BACKFILLED_FROM
@@ -84,7 +84,7 @@ class Treatment:
     floor: tuple[Word, Word] = ("ok", "ok")
     why: str = ""
     always_staged: bool = False  # never one edit, whatever the readers say
-    intended: frozenset[str] = frozenset()  # problem codes that are the operation itself
+    intended: frozenset[ProblemCode] = frozenset()  # problem codes that are the operation itself
     proof_makes_safe: bool = False  # one edit once every check it needs is proven
 
 
@@ -108,7 +108,7 @@ TREATMENTS: dict[tuple[OpKind, IdentityClass], Treatment] = {
         always_staged=True),
     (OpKind.RENAME, "id"): replace(_ONE_EDIT, why="readers by id: a rename is metadata only (§3)"),
     (OpKind.RENAME, "position"): replace(_ONE_EDIT, why="positional readers ignore names",
-                                         intended=frozenset({"POSITION_NAME_MISMATCH"})),
+                                         intended=frozenset({ProblemCode.POSITION_NAME_MISMATCH})),
     # a drop: old readers read nulls (§1 missing field; §3 optional read as null)
     (OpKind.DROP_FIELD, "name"): Treatment(
         "expand-contract", _RETIRE, (_NO_READS,), ("ok", "quiet"),

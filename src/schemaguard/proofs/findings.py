@@ -4,16 +4,16 @@ is no finding (its row in the catalog's `proofs` table says it held)."""
 
 from __future__ import annotations
 
-from schemaguard.checks.finding import CODES, Finding, cited
+from schemaguard.checks.finding import CODES, Finding, FindingCode, cited
 from schemaguard.proofs import ProofKind, ProofResult
 
-REFUTED: dict[ProofKind, str] = {
-    "not-null": "NULLS_BLOCK_TIGHTENING",
-    "backfilled": "BACKFILL_INCOMPLETE",
-    "agree": "DUAL_WRITE_DISAGREES",
-    "fits": "VALUE_OUT_OF_RANGE",
-    "values": "ENUM_VALUE_UNEXPECTED",
-    "unit-drift": "UNIT_DRIFT_SUSPECTED",
+REFUTED: dict[ProofKind, FindingCode] = {
+    "not-null": FindingCode.NULLS_BLOCK_TIGHTENING,
+    "backfilled": FindingCode.BACKFILL_INCOMPLETE,
+    "agree": FindingCode.DUAL_WRITE_DISAGREES,
+    "fits": FindingCode.VALUE_OUT_OF_RANGE,
+    "values": FindingCode.ENUM_VALUE_UNEXPECTED,
+    "unit-drift": FindingCode.UNIT_DRIFT_SUSPECTED,
 }
 
 
@@ -21,7 +21,7 @@ def proof_finding(r: ProofResult) -> Finding | None:
     """The finding a proof's result makes (None: proven)."""
     if r.verdict == "proven":
         return None
-    code = REFUTED[r.proof.kind] if r.verdict == "refuted" else "PROOF_UNKNOWN"
+    code = REFUTED[r.proof.kind] if r.verdict == "refuted" else FindingCode.PROOF_UNKNOWN
     message = (f"{r.proof.label}: {r.verdict}" + (f" ({r.count:,} offending)" if r.count else "")
                + (f": {r.why}" if r.why else ""))
     files = tuple(dict.fromkeys((*r.files, *r.files_absent, *r.files_unknown)))

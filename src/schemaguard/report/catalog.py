@@ -208,7 +208,7 @@ def _finding_row(run: AuditRun, f: Finding, today: Any) -> dict[str, Any]:
     w = f.waiver
     return {
         "run_id": run.run_id, "finding_key": f.key, "table_name": f.table,
-        "code": f.code, "severity": f.severity, "column_path": f.path or None,
+        "code": f.code.value, "severity": f.severity, "column_path": f.path or None,
         "subject": f.subject or None, "message": f.message, "file_count": f.count,
         "files": list(f.files), "partition_count": f.partition_count, "partitions": list(f.partitions),
         "versions": list(f.versions), "evidence": [(label, value) for label, value in f.evidence],

@@ -57,7 +57,7 @@ def gate_json(report: GateReport) -> dict[str, Any]:
         },
         "read_failures": [
             {"schema": f.schema, "version": f.version, "files": list(f.files), "count": f.count,
-             "path": f.path, "code": f.code, "message": f.message, **rule_json(f.rule)}
+             "path": f.path, "code": f.code.value, "message": f.message, **rule_json(f.rule)}
             for f in report.read_failures
         ],
         "versions": report.versions,

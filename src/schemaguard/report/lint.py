@@ -15,11 +15,11 @@ from schemaguard.report.sarif import SARIF_LEVELS, SARIF_SCHEMA, SARIF_VERSION
 
 def lint_sarif(result: Lint) -> dict[str, Any]:
     codes = list(LINT_CODES)
-    rules = [{"id": c, "name": "".join(w.capitalize() for w in c.split("_")),
+    rules = [{"id": c.value, "name": "".join(w.capitalize() for w in c.split("_")),
               "shortDescription": {"text": LINT_CODES[c]}} for c in codes]
     uri = Path(result.source).as_posix() if result.source != "--ddl" else "ddl.sql"
     results = [{
-        "ruleId": f.code, "ruleIndex": codes.index(f.code), "level": SARIF_LEVELS[f.severity],
+        "ruleId": f.code.value, "ruleIndex": codes.index(f.code), "level": SARIF_LEVELS[f.severity],
         "message": {"text": f.message},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
                                             "region": {"startLine": f.line}}}],

@@ -37,7 +37,7 @@ def rule_json(rule: Rule) -> dict[str, str]:
 
 
 def problem_json(p: Problem, writer: str) -> dict[str, Any]:
-    return {"path": p.path, "code": p.code, "message": p.message, **rule_json(p.rule),
+    return {"path": p.path, "code": p.code.value, "message": p.message, **rule_json(p.rule),
             "severity": p.severity, "break": None if p.verdict == "fine" else p.verdict,
             **({"location": p.location} if p.location else {}), "writer": writer}
 

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from schemaguard.base import SEVERITIES
-from schemaguard.checks.finding import by_severity, meaning
+from schemaguard.checks.finding import CODES, by_severity
 from schemaguard.meta import version
 from schemaguard.proofs.outcome import AuditRun
 from schemaguard.report.common import today
@@ -24,14 +24,14 @@ def to_sarif(run: AuditRun) -> dict[str, Any]:
     findings = by_severity(run.all_findings)
     codes = sorted({f.code for f in findings})
     worst = {c: max((f.severity for f in findings if f.code == c), key=SEVERITIES.index) for c in codes}
-    rules = [{"id": c, "name": "".join(w.capitalize() for w in c.split("_")),
-              "shortDescription": {"text": meaning(c)},
+    rules = [{"id": c.value, "name": "".join(w.capitalize() for w in c.split("_")),
+              "shortDescription": {"text": CODES[c].meaning},
               "defaultConfiguration": {"level": SARIF_LEVELS[worst[c]]}} for c in codes]
     locations = {t.name: t.location for t in run.tables}
     results = []
     for f in findings:
         result: dict[str, Any] = {
-            "ruleId": f.code,
+            "ruleId": f.code.value,
             "ruleIndex": codes.index(f.code),
             "level": SARIF_LEVELS[f.severity],
             "message": {"text": f.message},

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from schemaguard.checks.finding import Finding, finding_doc
+from schemaguard.checks.finding import Finding, FindingCode, finding_doc
 from schemaguard.checks.summary import TableSummary
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.report.console import console as terminal
@@ -160,7 +160,7 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
         out.print(unreadable_table("Unreadable files", table.scan.unreadable))
     colour = {"error": "red", "warning": "yellow", "info": "cyan"}
     for f in findings:
-        if f.code != "UNREADABLE_FILE":  # those are in the table above
+        if f.code != FindingCode.UNREADABLE_FILE:  # those are in the table above
             where = f" in v{', v'.join(map(str, f.versions))}" if f.versions else ""
             example = f", e.g. {f.files[0]}" if f.files else ""
             out.print(Text.assemble((f"{f.severity.upper()} {f.code}", colour[f.severity]),

@@ -19,33 +19,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemaguard.base import CR, Problem, Rule
+from schemaguard.base import CR, Problem, ProblemCode, Rule
 from schemaguard.formats.avro_schema import NAMED_KINDS, AvroField, AvroType
 from schemaguard.model import ELEMENT, VALUE
 
 SC = "SchemaCompatibility.java (avro 1.12)"
-AMBIGUOUS = "AMBIGUOUS_FIELD"  # not a Java type: Java's lookupWriterField throws AvroRuntimeException
 
-# Java's SchemaIncompatibilityType, each with what it means and where it comes from.
-RULES: dict[str, Rule] = {
-    "TYPE_MISMATCH": Rule(
+# Java's SchemaIncompatibilityType, each with what it means and where it comes from, and
+# AMBIGUOUS_FIELD, where Java's lookupWriterField throws AvroRuntimeException instead.
+RULES: dict[ProblemCode, Rule] = {
+    ProblemCode.TYPE_MISMATCH: Rule(
         "avro.type-mismatch", "the writer's type is not the reader's nor promotable to it (int -> long "
         "-> float -> double, string <-> bytes)", f"{CR} §1; {SC} typeMismatch"),
-    "NAME_MISMATCH": Rule(
+    ProblemCode.NAME_MISMATCH: Rule(
         "avro.name-mismatch", "a record, enum or fixed must keep its unqualified name, or the reader's "
         "aliases must hold the writer's full name", f"{CR} §1; {SC} checkSchemaNames"),
-    "FIXED_SIZE_MISMATCH": Rule(
+    ProblemCode.FIXED_SIZE_MISMATCH: Rule(
         "avro.fixed-size", "fixed sizes must be equal", f"{CR} §1; {SC} checkFixedSize"),
-    "MISSING_ENUM_SYMBOLS": Rule(
+    ProblemCode.MISSING_ENUM_SYMBOLS: Rule(
         "avro.enum", "every writer symbol must be a reader symbol unless the reader enum has a default",
         f"{CR} §1; {SC} checkReaderEnumContainsAllWriterEnumSymbols"),
-    "READER_FIELD_MISSING_DEFAULT_VALUE": Rule(
+    ProblemCode.READER_FIELD_MISSING_DEFAULT_VALUE: Rule(
         "avro.missing-default", "a reader field absent from the data needs a default",
         f"{CR} §1; {SC} checkReaderWriterRecordFields"),
-    "MISSING_UNION_BRANCH": Rule(
+    ProblemCode.MISSING_UNION_BRANCH: Rule(
         "avro.union-branch", "every branch the writer may write must be readable by the reader (a "
         "reader union: by one of its branches)", f"{CR} §1; {SC} UNION"),
-    AMBIGUOUS: Rule(
+    ProblemCode.AMBIGUOUS_FIELD: Rule(
         "avro.ambiguous-field", "a reader field whose name and aliases name more than one writer field: "
         "Java's lookupWriterField throws, the check has no verdict",
         f"{CR} §1 (name and alias both match); {SC} lookupWriterField"),
@@ -61,7 +61,7 @@ _PROMOTIONS = {("long", "int"), ("float", "int"), ("float", "long"), ("double", 
 
 @dataclass(frozen=True, slots=True)
 class Incompatibility:
-    type: str  # Java's SchemaIncompatibilityType name, or AMBIGUOUS_FIELD
+    type: ProblemCode  # Java's SchemaIncompatibilityType name, or AMBIGUOUS_FIELD
     location: str  # Java's getLocation(): a JSON pointer into the reader's schema
     message: str  # Java's message
     path: str  # the same place as a model path (fields joined with `.`, `[]`, `{value}`)
@@ -139,7 +139,7 @@ class _Checker:
                 for i, branch in enumerate(w.branches):
                     location.append((str(i), ""))
                     if self.top(r, branch):
-                        found.append(_at(location, "MISSING_UNION_BRANCH",
+                        found.append(_at(location, ProblemCode.MISSING_UNION_BRANCH,
                                          f"reader union lacking writer type: {branch.kind.upper()}",
                                          f"no branch of {describe(r)} reads {describe(branch)}"))
                     location.pop()
@@ -152,13 +152,14 @@ class _Checker:
             if any(not self.top(branch, w) for branch in r.branches):
                 return []
             lacking = f"reader union lacking writer type: {w.kind.upper()}"
-            return [_at(location, "MISSING_UNION_BRANCH", lacking,
+            return [_at(location, ProblemCode.MISSING_UNION_BRANCH, lacking,
                         f"no branch of {describe(r)} reads {describe(w)}")]
         if (r.kind, w.kind) in _PROMOTIONS:
             self.logical(r, w, location)
             return []
-        return [_at(location, "TYPE_MISMATCH", f"reader type: {r.kind.upper()} not compatible with writer "
-                    f"type: {w.kind.upper()}", f"{describe(w)} in the data, {describe(r)} to the reader")]
+        return [_at(location, ProblemCode.TYPE_MISMATCH, f"reader type: {r.kind.upper()} not compatible "
+                    f"with writer type: {w.kind.upper()}",
+                    f"{describe(w)} in the data, {describe(r)} to the reader")]
 
     def fields(self, r: AvroType, w: AvroType, location: list[Step]) -> Found:
         found: Found = []
@@ -173,7 +174,7 @@ class _Checker:
                 if rf.type.kind == "enum" and rf.type.enum_default is not None:
                     found += self.get("type", rf.type, w, location)  # as Java: the enum against the record
                 else:
-                    found.append(_at(location, "READER_FIELD_MISSING_DEFAULT_VALUE", rf.name,
+                    found.append(_at(location, ProblemCode.READER_FIELD_MISSING_DEFAULT_VALUE, rf.name,
                                      f"reader field `{rf.name}` is not in the data and has no default"))
             location.pop()
         location.pop()
@@ -182,7 +183,7 @@ class _Checker:
     def names(self, r: AvroType, w: AvroType, location: list[Step]) -> Found:
         if r.short_name == w.short_name or w.name in r.aliases:
             return []
-        return [_attribute(location, "name", "NAME_MISMATCH", f"expected: {w.name}",
+        return [_attribute(location, "name", ProblemCode.NAME_MISMATCH, f"expected: {w.name}",
                            f"{describe(w)} in the data, {describe(r)} to the reader, whose aliases "
                            f"{list(r.aliases)} do not name {w.name}")]
 
@@ -190,14 +191,15 @@ class _Checker:
         if r.size == w.size:
             self.logical(r, w, location)
             return []
-        return [_attribute(location, "size", "FIXED_SIZE_MISMATCH", f"expected: {w.size}, found: {r.size}",
+        return [_attribute(location, "size", ProblemCode.FIXED_SIZE_MISMATCH,
+                           f"expected: {w.size}, found: {r.size}",
                            f"{describe(w)} in the data, {describe(r)} to the reader")]
 
     def symbols(self, r: AvroType, w: AvroType, location: list[Step]) -> Found:
         missing = sorted(set(w.symbols) - set(r.symbols))  # Java's TreeSet: sorted by code point
         if not missing or (r.enum_default is not None and r.enum_default in r.symbols):
             return []
-        return [_attribute(location, "symbols", "MISSING_ENUM_SYMBOLS", f"[{', '.join(missing)}]",
+        return [_attribute(location, "symbols", ProblemCode.MISSING_ENUM_SYMBOLS, f"[{', '.join(missing)}]",
                            f"the data may hold {missing}, which {describe(r)} lacks, and it has no default")]
 
     def logical(self, r: AvroType, w: AvroType, location: list[Step]) -> None:
@@ -215,16 +217,17 @@ def _writer_field(by_name: dict[str, AvroField], rf: AvroField, location: list[S
         by_name[a] for a in dict.fromkeys(rf.aliases) if a in by_name]
     if len(hits) > 1:
         names = ", ".join(f.name for f in hits)
-        raise _Ambiguous(_at(location, AMBIGUOUS, f"reader field {rf.name} matches writer fields {names}",
+        raise _Ambiguous(_at(location, ProblemCode.AMBIGUOUS_FIELD,
+                             f"reader field {rf.name} matches writer fields {names}",
                              f"reader field `{rf.name}` and its aliases name writer fields {names}"))
     return hits[0] if hits else None
 
 
-def _at(location: list[Step], type_: str, message: str, detail: str) -> Incompatibility:
+def _at(location: list[Step], type_: ProblemCode, message: str, detail: str) -> Incompatibility:
     return Incompatibility(type_, _pointer(location), message, _path(location), detail)
 
 
-def _attribute(location: list[Step], attribute: str, type_: str, message: str,
+def _attribute(location: list[Step], attribute: str, type_: ProblemCode, message: str,
                detail: str) -> Incompatibility:
     location.append((attribute, ""))
     found = _at(location, type_, message, detail)
@@ -295,5 +298,5 @@ def problems(writer: AvroType, reader: AvroType) -> list[Problem]:
     found, quiet = check(writer, reader)
     return [Problem(i.path, i.type, f"`{i.path or '(top)'}` at {i.location}: {i.detail}: "
                     f"{RULES[i.type].text}", RULES[i.type], location=i.location) for i in found] + [
-        Problem(q.path, "VALUES_CHANGE_MEANING", f"`{q.path or '(top)'}` at {q.location}: {q.message}: "
-                f"{LOGICAL.text}", LOGICAL, location=q.location, quiet=True) for q in quiet]
+        Problem(q.path, ProblemCode.VALUES_CHANGE_MEANING, f"`{q.path or '(top)'}` at {q.location}: "
+                f"{q.message}: {LOGICAL.text}", LOGICAL, location=q.location, quiet=True) for q in quiet]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from schemaguard.base import CR, Options, Problem, Rule, allow_quiet
+from schemaguard.base import CR, Options, Problem, ProblemCode, Rule, allow_quiet
 from schemaguard.formats.avro import AvroSchemaError, as_avro
 from schemaguard.model import Schema
 from schemaguard.names import Identity
@@ -60,7 +60,8 @@ class AvroProfile:
         try:
             w, r = as_avro(writer), as_avro(reader)
         except AvroSchemaError as e:  # a model type no Avro type holds (uint64, float16, ...)
-            return [Problem(e.path, "UNREADABLE_TYPE", str(e), avro.RULES["TYPE_MISMATCH"])]
+            return [Problem(e.path, ProblemCode.UNREADABLE_TYPE, str(e),
+                            avro.RULES[ProblemCode.TYPE_MISMATCH])]
         return avro.problems(w, r)
 
 
@@ -78,7 +79,7 @@ class MergeProfile:
         return merge(schemas, self.merger, options)
 
     def problems(self, writer: Schema, reader: Schema, options: Options) -> list[Problem]:
-        return [Problem(c.path, "MERGE_CONFLICT", c.message, c.rule)
+        return [Problem(c.path, ProblemCode.MERGE_CONFLICT, c.message, c.rule)
                 for c in self.merge([reader, writer], options).conflicts]
 
 
@@ -110,11 +111,11 @@ class WriteProfile:
         result = merge([reader, writer], delta_merge, options)
         table = merge([reader], delta_merge, options).merged  # the table's schema as Spark holds it
         if result.merged is None or table is None:  # the merge fails, as it does with mergeSchema
-            return [Problem(c.path, "MERGE_CONFLICT", c.message, c.rule) for c in result.conflicts]
-        changed = [Problem(op.path, "SCHEMA_CHANGE_NEEDS_MERGE",
+            return [Problem(c.path, ProblemCode.MERGE_CONFLICT, c.message, c.rule) for c in result.conflicts]
+        changed = [Problem(op.path, ProblemCode.SCHEMA_CHANGE_NEEDS_MERGE,
                            f"`{op.path}`: {_spelt(op)}: {DELTA_WRITE.text}", DELTA_WRITE)
                    for op in diff(table, result.merged, "name-ci")]
-        nulls = [Problem(op.path, "NULLS_INTO_NOT_NULL", f"`{op.path}`: {DELTA_WRITE_NULLS.text}",
+        nulls = [Problem(op.path, ProblemCode.NULLS_INTO_NOT_NULL, f"`{op.path}`: {DELTA_WRITE_NULLS.text}",
                          DELTA_WRITE_NULLS, "warning")
                  for op in diff(reader, writer, "name-ci") if op.kind == OpKind.NULLABILITY_RELAXED]
         return changed + nulls
@@ -189,7 +190,7 @@ def table_refusals(old: Schema, new: Schema, name: str, options: Options) -> lis
     if not p.by_mapping_id or options.column_mapping != "none":
         return []
     gone = (op for op in diff(old, new, "name-ci") if op.kind in (OpKind.DROP_FIELD, OpKind.RENAME))
-    return [Problem(op.old_path or op.path, "ENGINE_REFUSES",
+    return [Problem(op.old_path or op.path, ProblemCode.ENGINE_REFUSES,
                     f"`{op.old_path or op.path}` is not in the new schema: {DELTA_DROP_RENAME.text}",
                     DELTA_DROP_RENAME) for op in gone]
 

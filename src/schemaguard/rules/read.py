@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, Rule, spark_view
+from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, ProblemCode, Rule, spark_view
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
     ELEMENT,
@@ -208,8 +208,8 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
     def schema(self, writer: Schema, reader: Schema, fields: Sequence[Problems]) -> Problems:
         problems = self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
         if self.ids_only and _has_ids(reader) and not _has_ids(writer) and writer.fields:
-            return [Problem("", "FILE_WITHOUT_FIELD_IDS", f"the data has no field ids: {self.ids_only.text}",
-                            self.ids_only), *problems]
+            return [Problem("", ProblemCode.FILE_WITHOUT_FIELD_IDS,
+                            f"the data has no field ids: {self.ids_only.text}", self.ids_only), *problems]
         return problems
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[Pair]:
@@ -234,7 +234,7 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         here = paths.reader
         if id(reader) in self.ambiguous and self.table.ambiguous is not None:
             spelt = ", ".join(f"`{n}`" for n in self.ambiguous[id(reader)])
-            return [Problem(here, "AMBIGUOUS_COLUMN", f"`{here}` matches {spelt} in the data: "
+            return [Problem(here, ProblemCode.AMBIGUOUS_COLUMN, f"`{here}` matches {spelt} in the data: "
                             f"{self.table.ambiguous.text}", self.table.ambiguous)]
         return (self._names(writer, reader, here) + self._nullability(writer.nullable, reader.nullable, here,
                                                                       "field") + type_result)
@@ -247,32 +247,32 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         if self.identity == "position":
             bound = f"the data's column at this position is `{writer.name}`, read as `{reader.name}`"
             if writer.type == reader.type:
-                return [Problem(here, "POSITION_NAME_MISMATCH", f"{bound}: {POSITION_NAME.text}",
+                return [Problem(here, ProblemCode.POSITION_NAME_MISMATCH, f"{bound}: {POSITION_NAME.text}",
                                 POSITION_NAME, quiet=True)]
-            return [Problem(here, "POSITION_TYPE_MISMATCH", f"{bound}, {describe(writer.type)} read as "
-                            f"{describe(reader.type)}: {POSITION_TYPE.text}", POSITION_TYPE)]
+            return [Problem(here, ProblemCode.POSITION_TYPE_MISMATCH, f"{bound}, {describe(writer.type)} "
+                            f"read as {describe(reader.type)}: {POSITION_TYPE.text}", POSITION_TYPE)]
         renamed = self.table.renamed
         if renamed is None:
             return []
-        return [Problem(here, "FIELD_RENAMED", f"`{writer.name}` in the data, `{reader.name}` to the "
-                        f"reader: {renamed.text}", renamed)]
+        return [Problem(here, ProblemCode.FIELD_RENAMED, f"`{writer.name}` in the data, `{reader.name}` "
+                        f"to the reader: {renamed.text}", renamed)]
 
     def writer_only(self, writer: Field, pair: Pair, paths: Paths) -> Problems:
         extra = self.table.extra
         if extra is None:
             return []  # data the reader does not ask for is skipped
         here = paths.writer
-        return [Problem(here, "WRITER_FIELD_UNREAD", f"`{here}` is in the data and not in the reader's "
-                        f"schema: {extra.text}", extra)]
+        return [Problem(here, ProblemCode.WRITER_FIELD_UNREAD, f"`{here}` is in the data and not in the "
+                        f"reader's schema: {extra.text}", extra)]
 
     def reader_only(self, reader: Field, pair: Pair, paths: Paths) -> Problems:
         here = paths.reader
-        unbound = [Problem(here, "FIELD_ID_UNBOUND", f"the data holds `{here}` without the field id "
-                           f"{reader.id}: {self.ids_only.text}", self.ids_only, quiet=True)
+        unbound = [Problem(here, ProblemCode.FIELD_ID_UNBOUND, f"the data holds `{here}` without the field "
+                           f"id {reader.id}: {self.ids_only.text}", self.ids_only, quiet=True)
                    ] if self.ids_only and id(reader) in self.unbound else []
         if self.table.missing_ok(reader, self.o):
             return unbound
-        return [*unbound, Problem(here, "READER_FIELD_MISSING", f"`{here}` is not in the data and "
+        return [*unbound, Problem(here, ProblemCode.READER_FIELD_MISSING, f"`{here}` is not in the data and "
                                   f"{self.table.missing.text}", self.table.missing)]
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths,
@@ -292,7 +292,7 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         void = _void(writer, reader, path, self.table)
         if void is not None:
             return void
-        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(writer)} in the data and "
+        return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(writer)} in the data and "
                         f"{describe(reader)} to the reader: {SHAPE.text}", SHAPE)]
 
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Problems:
@@ -302,8 +302,8 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
     def _nullability(self, w_null: bool, r_null: bool, path: str, what: str) -> Problems:
         tighten = self.table.tighten
         if w_null and not r_null and not self.table.tighten_ok:
-            return [Problem(path, "NULLABILITY_TIGHTENED", f"{what} `{path}` may hold nulls in the data "
-                            f"but the reader requires a value: {tighten.text}", tighten)]
+            return [Problem(path, ProblemCode.NULLABILITY_TIGHTENED, f"{what} `{path}` may hold nulls in the "
+                            f"data but the reader requires a value: {tighten.text}", tighten)]
         return []
 
 
@@ -327,16 +327,16 @@ def _void(w: DataType, r: DataType, path: str, table: Table) -> Problems | None:
     if not table.spark_void or isinstance(w, VoidType) == isinstance(r, VoidType):
         return None
     if isinstance(w, VoidType):
-        return [Problem(path, "PROMOTED", f"`{path}` void read as {describe(r)}: {VOID_WRITTEN.text}",
-                        VOID_WRITTEN, "info")]
-    return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and void to the reader: "
-                    f"{VOID_READER.text}", VOID_READER)]
+        return [Problem(path, ProblemCode.PROMOTED, f"`{path}` void read as {describe(r)}: "
+                        f"{VOID_WRITTEN.text}", VOID_WRITTEN, "info")]
+    return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(w)} in the data and void to "
+                    f"the reader: {VOID_READER.text}", VOID_READER)]
 
 
 def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
     wv, rv = table.view(w), table.view(r)
     if isinstance(rv, str):
-        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is declared {describe(r)}: {rv}",
+        return [Problem(path, ProblemCode.UNREADABLE_TYPE, f"`{path}` is declared {describe(r)}: {rv}",
                         SPARK_ILLEGAL)]
     if wv == rv:
         return []
@@ -347,18 +347,18 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) ->
     hit = next((p for p in promotions if (p.raw and p.test(w, rv, o))
                 or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
     if hit is not None and hit.refused:
-        return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
+        return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(w)} in the data and "
                         f"{describe(r)} to the reader: {hit.rule.text}", hit.rule)]
     if hit is not None and hit.quiet:
-        return [Problem(path, "VALUES_CHANGE_MEANING", f"`{path}` {describe(w)} read as {describe(r)}: "
-                        f"{hit.rule.text}", hit.rule, quiet=True)]
+        return [Problem(path, ProblemCode.VALUES_CHANGE_MEANING, f"`{path}` {describe(w)} read as "
+                        f"{describe(r)}: {hit.rule.text}", hit.rule, quiet=True)]
     if hit is not None:
-        return [Problem(path, "PROMOTED", f"`{path}` {describe(w)} read as {describe(r)}: "
+        return [Problem(path, ProblemCode.PROMOTED, f"`{path}` {describe(w)} read as {describe(r)}: "
                         f"{hit.rule.text}", hit.rule, "info")]
     if isinstance(wv, str):
-        return [Problem(path, "UNREADABLE_TYPE", f"`{path}` is {describe(w)} in the data: {wv}",
+        return [Problem(path, ProblemCode.UNREADABLE_TYPE, f"`{path}` is {describe(w)} in the data: {wv}",
                         SPARK_ILLEGAL)]
     if isinstance(w, EnumType) and isinstance(r, EnumType):
         return []  # symbols are invisible to this reader (enums are strings)
-    return [Problem(path, "TYPE_MISMATCH", f"`{path}` is {describe(w)} in the data and "
+    return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(w)} in the data and "
                     f"{describe(r)} to the reader: {TYPE_MISMATCH.text}", table.mismatch or TYPE_MISMATCH)]
