@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from schemaguard.base import spark_view
 from schemaguard.formats.spark import schema_to_spark_json
+from schemaguard.formats.spark_view import spark_view
 from schemaguard.model import (
     BinaryType,
     BooleanType,

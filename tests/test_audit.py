@@ -16,7 +16,7 @@ from schemaguard.auditing import AuditError, run_audit
 from schemaguard.checks.finding import Finding
 from schemaguard.config import AuditConfig, load_config
 from schemaguard.demo import build_demo_lake
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

@@ -22,7 +22,7 @@ import pytest
 from schemaguard.auditing import run_audit
 from schemaguard.config import CatalogConfig, load_config
 from schemaguard.demo import build_demo_lake
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report import catalog as report
 
 CHILD = Path(__file__).with_name("catalog_writer_child.py")

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from schemaguard.base import SparkUnreadable, spark_schema
 from schemaguard.checks import run_checks
 from schemaguard.checks.gate import evaluate_gate
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, annotation, read_footer
 from schemaguard.formats.spark import schema_to_spark_json
+from schemaguard.formats.spark_view import SparkUnreadable, spark_schema
 from schemaguard.lake.table import read
 from schemaguard.model import GeographyType, GeometryType, IntType, VariantType
 from tests.handmade_footers import (

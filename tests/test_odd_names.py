@@ -19,7 +19,7 @@ import schemaguard as sg
 from schemaguard.auditing import run_audit
 from schemaguard.config import load_config
 from schemaguard.model import Field, Schema, fields_along, parts
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report import json as json_report
 from schemaguard.report import junit, markdown, sarif
 from schemaguard.report.html import page as html_page

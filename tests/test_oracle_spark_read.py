@@ -15,9 +15,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemaguard.base import errors, spark_view
+from schemaguard.base import errors
 from schemaguard.formats.notation import dumps
 from schemaguard.formats.spark import schema_to_spark_json
+from schemaguard.formats.spark_view import spark_view
 from schemaguard.model import ListType, MapType, Schema, StructType, walk
 from schemaguard.rules.identity import match_fields
 from schemaguard.rules.profiles import can_read

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from schemaguard import base
 from schemaguard.base import Options, Problem, ProblemCode, errors
+from schemaguard.formats import spark_view
 from schemaguard.formats.avro import schema_from_avsc
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.model import (
@@ -358,7 +359,7 @@ def all_rule_ids() -> set[str]:
     ids = {p.rule.id for t in TABLES for p in promotion_rows(t)} | {r.id for r in avro_rules.RULES.values()}
     for t in TABLES:
         ids |= {r.id for r in table_rules(t)}
-    for module in (base, read, promotions, merge_rules, avro_rules, profile_rules):
+    for module in (base, spark_view, read, promotions, merge_rules, avro_rules, profile_rules):
         ids |= {v.id for v in vars(module).values() if isinstance(v, base.Rule)}
     return ids
 
@@ -373,7 +374,7 @@ SPARK_VIEWS = [("uint8", "int16"), ("uint16", "int32"), ("uint32", "int64"), ("u
 def test_how_spark_sees_a_parquet_type(parquet: str, seen: str) -> None:
     from schemaguard.formats.notation import parse_primitive
 
-    assert base.spark_view(parse_primitive(parquet)) == parse_primitive(seen)
+    assert spark_view.spark_view(parse_primitive(parquet)) == parse_primitive(seen)
 
 
 def test_avro_rules_are_javas_incompatibility_types() -> None:

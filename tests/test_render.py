@@ -30,7 +30,7 @@ from schemaguard.checks.finding import Finding, FindingCode
 from schemaguard.config import load_config
 from schemaguard.demo import build_demo_lake
 from schemaguard.proofs import Proof, ProofResult
-from schemaguard.proofs.outcome import AuditRun, Phases
+from schemaguard.proofs.audit_run import AuditRun, Phases
 from schemaguard.report import common, junit, markdown, sarif, terminal
 from schemaguard.report import folder as report_folder
 from schemaguard.report import json as json_report

@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
-from schemaguard.base import Options, errors, spark_view
+from schemaguard.base import Options, errors
 from schemaguard.formats.notation import type_name
+from schemaguard.formats.spark_view import spark_view
 from schemaguard.model import DataType, Field, Schema
 from schemaguard.rules.profiles import can_read, merge_schemas
 from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, SPARK_ROW_READ, Promotion

@@ -35,8 +35,8 @@ from schemaguard.lake.table import ReadOptions, TableRead, locate, read_listing
 from schemaguard.model import Schema
 from schemaguard.names import is_table_name
 from schemaguard.proofs import ProofResult
+from schemaguard.proofs.audit_run import AuditRun, Phases, TableAudit
 from schemaguard.proofs.findings import proof_finding
-from schemaguard.proofs.outcome import AuditRun, Phases, TableAudit
 from schemaguard.proofs.run import Scope, check_columns, run_proofs
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """What every rule and check speaks in: severities, rules, problems and their codes, conflicts,
-reader options, and how Spark sees a Parquet type. Shared by `rules/`, `checks/` and `report/`, so
-that none of them imports another to name a type.
+reader options. Shared by `rules/`, `checks/` and `report/`, so that none of them imports another
+to name a type. (How Spark sees a Parquet type is `formats/spark_view.py`.)
 
 May import: names, model. Must not: hold a rule of one reader (those live in `rules/`).
 """
@@ -11,27 +11,6 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
-from schemaguard.model import (
-    BinaryType,
-    DataType,
-    DecimalType,
-    EnumType,
-    FixedType,
-    FloatType,
-    GeographyType,
-    GeometryType,
-    Int96Type,
-    IntType,
-    JsonType,
-    PrimitiveType,
-    Schema,
-    SchemaTransform,
-    StringType,
-    TimestampType,
-    TimeType,
-    UuidType,
-    transform,
-)
 from schemaguard.names import ColumnMapping, IcebergVersion, Identity
 
 Severity = Literal["info", "warning", "error"]  # info: a rule that allowed a difference
@@ -150,81 +129,3 @@ def errors(problems: list[Problem]) -> list[Problem]:
 def worse(a: Severity, b: Severity) -> bool:
     """Is `a` more severe than `b`?"""
     return SEVERITIES.index(a) > SEVERITIES.index(b)
-
-
-# ---------------------------------------------------------------------------------------------
-# How Spark sees a Parquet type
-
-SPARK_ILLEGAL = Rule("spark.illegal-type", "Spark cannot read this Parquet type at all", f"{PS} §2.4")
-
-
-def spark_view(t: DataType) -> DataType | str:
-    """The Spark type a Parquet column of this type becomes, or the error Spark raises.
-    Source: docs/reference/parquet-and-spark.md §2.4 (ParquetToSparkSchemaConverter, Spark 4.x)."""
-    if isinstance(t, IntType):
-        if t.signed:
-            return t
-        return {8: IntType(16), 16: IntType(32), 32: IntType(64)}.get(t.bits, DecimalType(20, 0))
-    if isinstance(t, FloatType):
-        return t if t.bits != 16 else "PARQUET_TYPE_ILLEGAL: FLOAT16"
-    if isinstance(t, DecimalType) and t.precision > 38:
-        return "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"
-    if isinstance(t, JsonType | EnumType):
-        return StringType()
-    if isinstance(t, FixedType):
-        return BinaryType()
-    if isinstance(t, UuidType):
-        return "PARQUET_TYPE_ILLEGAL: UUID"
-    if isinstance(t, TimeType):  # Spark 4.1 converts TIME(MICROS) to its TIME, then refuses it
-        return "UNSUPPORTED_TIME_TYPE: TIME" if t.unit == "us" else "PARQUET_TYPE_ILLEGAL: TIME"
-    if isinstance(t, GeometryType | GeographyType):  # Spark 4.1 has no geometry types yet
-        return f"PARQUET_TYPE_ILLEGAL: {'GEOMETRY' if isinstance(t, GeometryType) else 'GEOGRAPHY'}"
-    if isinstance(t, TimestampType):
-        if t.unit == "ns":
-            return "PARQUET_TYPE_ILLEGAL: TIMESTAMP(NANOS)"
-        return TimestampType("us", t.utc)
-    if isinstance(t, Int96Type):
-        return TimestampType("us", True)
-    return t
-
-
-class SparkUnreadable(Exception):
-    """A node Spark cannot read (`why` is Spark's error), at `path`."""
-
-    def __init__(self, path: str, type_: DataType, why: str) -> None:
-        super().__init__(f"{path}: {why}")
-        self.path, self.type, self.why = path, type_, why
-
-
-# Types Spark's converter maps to a Spark type it then refuses to use (spark.sql.timeType.enabled is
-# off): a mergeSchema merges them first, so a TIME beside another type fails as a merge conflict
-# (tests/truth/spark_merge.csv).
-CONVERTED_UNSUPPORTED = (TimeType("us"),)
-
-
-class _SparkView(SchemaTransform):
-    def __init__(self, converting: bool = False) -> None:
-        self.converting = converting
-
-    def primitive(self, t: PrimitiveType | EnumType, path: str) -> DataType:
-        if self.converting and t in CONVERTED_UNSUPPORTED:
-            return t
-        view = spark_view(t)
-        if isinstance(view, str):
-            raise SparkUnreadable(path, t, view)
-        return view
-
-    def enum(self, t: EnumType, path: str) -> DataType:
-        return self.primitive(t, path)
-
-
-def spark_type(t: DataType, path: str = "") -> DataType:
-    """A type as Spark's Parquet converter sees it, every node through `spark_view`; raises
-    `SparkUnreadable` for the first node Spark cannot read (docs/reference/parquet-and-spark.md §2.4)."""
-    return transform(t, _SparkView(), path)
-
-
-def spark_schema(schema: Schema, converting: bool = False) -> Schema:
-    """A schema as Spark sees its Parquet columns (see `spark_type`); `converting`: as its
-    converter makes it, before refusing the types in `CONVERTED_UNSUPPORTED`."""
-    return transform(schema, _SparkView(converting))

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from schemaguard.planning.ddl import DdlChange
     from schemaguard.planning.planner import Plan
     from schemaguard.proofs import ProofResult
-    from schemaguard.proofs.outcome import AuditRun
+    from schemaguard.proofs.audit_run import AuditRun
     from schemaguard.report.check import CheckReport
 
 

@@ -29,20 +29,11 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Literal
 
-from schemaguard.base import (
-    SPARK_ILLEGAL,
-    Conflict,
-    Options,
-    Problem,
-    ProblemCode,
-    Rule,
-    SparkUnreadable,
-    errors,
-    spark_type,
-)
+from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, errors
 from schemaguard.checks.finding import SAMPLE, Finding, FindingCode, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
+from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_type
 from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.scan import Unreadable

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from schemaguard.base import errors, spark_view
+from schemaguard.base import errors
 from schemaguard.checks.field_ids import alone
 from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.checks.versions import named
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import SPARK_SCHEMA_KEY, FooterSchema
 from schemaguard.formats.spark import SparkSchemaError, type_to_spark
+from schemaguard.formats.spark_view import spark_view
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType, is_nested, walk

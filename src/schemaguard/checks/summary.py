@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from schemaguard.formats.delta import BOOKKEEPING, MAPPING_MODE_KEY, DeltaSchemaVersion
-from schemaguard.lake.compact import DataFile
 from schemaguard.lake.delta import files_per_schema
 from schemaguard.lake.discover import partition_dir as partition_dir  # for the catalog's rows
+from schemaguard.lake.file_records import DataFile
 from schemaguard.lake.history import (
     ColumnChange,
     SchemaVersion,

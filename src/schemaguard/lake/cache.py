@@ -3,7 +3,7 @@
 A table's cache is one file beside the reports, `<report_dir>/_cache/<table>-<hash>.sgcache` (the
 hash names the table's location and format). It holds, for each footer read, the file's path
 relative to the table, its size and modification time as listed (for a Delta or Iceberg table: as
-the log's entry gives them), and what the footer said, kept as `lake/compact.py` keeps it. A file
+the log's entry gives them), and what the footer said, kept as `lake/file_records.py` keeps it. A file
 listed with the same path, size and time is not read again.
 
 - A file modified in the last `SETTLE_SECONDS` before the listing is not kept: a file systems'
@@ -42,8 +42,8 @@ from typing import Any
 
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import UnreadableFile, footer_schema_from
-from schemaguard.lake.compact import DataFiles, Footers
 from schemaguard.lake.discover import Listing, spark_order_key
+from schemaguard.lake.file_records import DataFiles, Footers
 from schemaguard.lake.scan import ScanResult
 
 FORMAT = 1  # bump whenever the layout below or what a footer's record means changes

@@ -22,8 +22,8 @@ from schemaguard.formats.delta import (
     holds_commits,
     read_delta_log,
 )
-from schemaguard.lake.compact import DataFile, Footers
 from schemaguard.lake.discover import Listing
+from schemaguard.lake.file_records import DataFile, Footers
 from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
 from schemaguard.model import (
     ELEMENT,

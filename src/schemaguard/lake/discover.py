@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from schemaguard.errors import UsageError, first_line
-from schemaguard.lake.compact import DataFile, DataFiles
+from schemaguard.lake.file_records import DataFile, DataFiles
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -44,7 +44,7 @@ class Ignored:
 class Listing:
     root: str
     filesystem: pafs.FileSystem | None  # None on local disk: files are opened with `os`
-    files: DataFiles  # columns, not an object a file (lake/compact.py)
+    files: DataFiles  # columns, not an object a file (lake/file_records.py)
     ignored: tuple[Ignored, ...]
     stale_checksums: tuple[Ignored, ...]  # data files whose Hadoop .crc sidecar does not match
     partition_columns: tuple[str, ...]

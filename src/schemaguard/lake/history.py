@@ -18,8 +18,8 @@ from datetime import UTC, date, datetime
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn, annotation
-from schemaguard.lake.compact import Footers, Partition, Subset
 from schemaguard.lake.discover import partition_dir, spark_order_key
+from schemaguard.lake.file_records import Footers, Partition, Subset
 from schemaguard.model import DataType, leaves
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
@@ -30,7 +30,7 @@ class SchemaVersion:
     number: int  # 1 = oldest
     fingerprint: str
     footer: FooterSchema
-    files: Subset  # sorted by relative path; each file built when asked for (lake/compact.py)
+    files: Subset  # sorted by relative path; each file built when asked for (lake/file_records.py)
     partitions: tuple[str, ...]  # partition directories, sorted
     rows: int
     first_seen: str | None  # a date (date partition) or an ISO timestamp (mtime)
@@ -81,7 +81,7 @@ def files_per_day(partitions: Iterable[Partition], date_col: str) -> tuple[tuple
 
 
 def build_history(footers: Sequence[FileFooter], commits: str | None = None) -> History:
-    """The footers grouped into versions, reading their columns (lake/compact.py): a million
+    """The footers grouped into versions, reading their columns (lake/file_records.py): a million
     files cost a pass over a few arrays, not a million objects. With `commits` (where a table's
     commits are kept: `the Delta log`), each file's time is the commit that added it, and versions
     are ordered by it whatever the partitions say."""

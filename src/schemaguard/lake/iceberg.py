@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from schemaguard.errors import UsageError, first_line, require_regular
 from schemaguard.formats.iceberg import NAME_MAPPING_KEY, iceberg_schema, name_mapping
 from schemaguard.formats.io import SchemaLoadError
-from schemaguard.lake.compact import DataFile, Footers
 from schemaguard.lake.discover import Listing
+from schemaguard.lake.file_records import DataFile, Footers
 from schemaguard.lake.snapshot import Snapshot, relabel, relative, snapshot_listing
 from schemaguard.model import Field, Schema, fields_of
 

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, encode_stats, pack, read_footer
-from schemaguard.lake.compact import DataFile, DataFiles, Footers
 from schemaguard.lake.discover import REMOTE_THREADS, Lister, Listing, Subtree, list_subtrees
+from schemaguard.lake.file_records import DataFile, DataFiles, Footers
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
@@ -60,7 +60,7 @@ Progress = Callable[[int], None]  # called with the number of files just finishe
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    footers: Footers  # in listing order, held as columns (lake/compact.py)
+    footers: Footers  # in listing order, held as columns (lake/file_records.py)
     unreadable: tuple[Unreadable, ...]
 
 

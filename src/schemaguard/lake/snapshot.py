@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from schemaguard.formats.parquet import FooterSchema
-from schemaguard.lake.compact import DataFile, DataFiles, Footers
 from schemaguard.lake.discover import Listing, spark_order_key
+from schemaguard.lake.file_records import DataFile, DataFiles, Footers
 from schemaguard.model import DataType, Field, SchemaTransform, canonical_json, transform, walk
 
 

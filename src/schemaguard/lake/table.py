@@ -23,9 +23,9 @@ from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
 from schemaguard.lake.cache import Reuse, cache_path, scan_incremental
-from schemaguard.lake.compact import DataFile
 from schemaguard.lake.delta import LOG_DIR, is_delta, log_snapshot, logical_footers, read_log
 from schemaguard.lake.discover import Listing, discover, redacted, spark_order_key
+from schemaguard.lake.file_records import DataFile
 from schemaguard.lake.history import History, SchemaVersion, build_history
 from schemaguard.lake.iceberg import (
     METADATA_DIR,

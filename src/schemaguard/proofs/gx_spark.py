@@ -26,11 +26,11 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from schemaguard.base import SparkUnreadable, spark_schema
 from schemaguard.errors import first_line, quiet_logger
 from schemaguard.formats.parquet import FileFooter
 from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
 from schemaguard.formats.spark_ddl import quoted
+from schemaguard.formats.spark_view import SparkUnreadable, spark_schema
 from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema, segment
 from schemaguard.proofs import SAMPLE, Proof
 from schemaguard.proofs.stats import range_of

@@ -54,7 +54,7 @@ from schemaguard.formats.notation import schema_to_notation
 from schemaguard.formats.spark_ddl import qualified
 from schemaguard.meta import version
 from schemaguard.names import NAME
-from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.audit_run import AuditRun, TableAudit
 from schemaguard.report.check import proof_json
 
 if TYPE_CHECKING:

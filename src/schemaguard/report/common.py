@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 from schemaguard.base import SEVERITIES, Severity
 from schemaguard.checks.finding import Finding, by_severity
-from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.audit_run import AuditRun, TableAudit
 
 
 def verdict(run: AuditRun) -> str:

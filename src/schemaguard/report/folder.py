@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.html.page import to_html
 from schemaguard.report.json import to_json
 from schemaguard.report.junit import to_junit

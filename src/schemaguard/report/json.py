@@ -8,7 +8,7 @@ from typing import Any
 
 from schemaguard.checks.finding import SAMPLE, Finding, finding_doc
 from schemaguard.formats.notation import schema_to_notation
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.check import proof_json
 from schemaguard.report.common import elapsed, today, verdict
 from schemaguard.report.scan import scan_json

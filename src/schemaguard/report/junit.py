@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import date
 
 from schemaguard.checks.finding import Finding
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.common import elapsed, today, versions_text, waiver_text
 
 RUN_SUITE = "schemaguard:run"  # JUnit suite of the run's own findings (':' is never in a table name)

@@ -10,7 +10,7 @@ from datetime import date
 
 from schemaguard.checks.finding import Finding
 from schemaguard.checks.summary import VersionSummary
-from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.audit_run import AuditRun, TableAudit
 from schemaguard.report.common import (
     headline,
     severity_groups,

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from schemaguard.base import SEVERITIES
 from schemaguard.checks.finding import CODES, by_severity
 from schemaguard.meta import version
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.common import today
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from schemaguard.checks.finding import Finding, by_severity
-from schemaguard.proofs.outcome import AuditRun
+from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.common import (
     duration,
     headline,

@@ -6,7 +6,8 @@ docs/reference/parquet-and-spark.md §2.3): fields matched by name (lower-cased 
 case-sensitive), the left side's fields first in their order, the right side's new fields appended;
 nullable = OR (also list elements and map values); decimals of the same scale merge to the larger
 precision; every other difference is a conflict. Types are compared as Spark sees the Parquet
-columns (`base.spark_type`), so ms and us timestamps, uint32 and int64, JSON and string all merge.
+columns (`formats/spark_view.spark_type`), so ms and us timestamps, uint32 and int64, JSON and
+string all merge.
 
 Delta (`SchemaMergingUtils.mergeSchemas(table, data)`, schema evolution on write;
 docs/reference/compat-rules.md §4): case-insensitive, the table's spelling and nullability win, new
@@ -27,17 +28,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeGuard
 
-from schemaguard.base import (
-    CR,
-    PS,
-    SPARK_ILLEGAL,
-    Conflict,
-    Options,
-    Rule,
-    SparkUnreadable,
-    spark_schema,
-)
+from schemaguard.base import CR, PS, Conflict, Options, Rule
 from schemaguard.formats.notation import describe
+from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_schema
 from schemaguard.model import (
     ELEMENT,
     KEY,

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from schemaguard.base import CR, PS, SPARK_ILLEGAL, Options, Problem, ProblemCode, Rule, spark_view
+from schemaguard.base import CR, PS, Options, Problem, ProblemCode, Rule
 from schemaguard.formats.notation import describe
+from schemaguard.formats.spark_view import SPARK_ILLEGAL, spark_view
 from schemaguard.model import (
     ELEMENT,
     TOP,

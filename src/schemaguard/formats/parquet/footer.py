@@ -147,7 +147,7 @@ class FileFooter(NamedTuple):
 # What a worker sends back for one footer: the fields its parent does not know from the listing
 # (size as read, rows, row groups, created_by, footer schema, statistics encoded by
 # `encode_stats`, key-value keys, encrypted leaves). The parent keeps the statistics as the bytes
-# they arrive as (lake/compact.py), so it never builds a file's statistics it is not asked for.
+# they arrive as (lake/file_records.py), so it never builds a file's statistics it is not asked for.
 Packed = tuple[int, int, int, "str | None", FooterSchema, bytes, tuple[str, ...], tuple[str, ...]]
 
 

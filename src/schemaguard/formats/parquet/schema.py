@@ -111,7 +111,7 @@ def _spark_refusal(columns: list[ParquetColumn]) -> str | None:
     observed on Spark 4.1.4 (tests/test_footer_files.py): a key-only map (its schema converter
     wants a key and a value), a logical type newer than parquet-java (its Thrift decoding of the
     footer fails); a VARIANT of another specification version is found by `_tree`. Types Spark
-    refuses by kind (FLOAT16, GEOMETRY...) are `base.spark_view`'s."""
+    refuses by kind (FLOAT16, GEOMETRY...) are `spark_view.spark_view`'s."""
     for c in columns:
         if c.container == "map:key-only":
             map_path = c.path.rpartition(ELEMENT)[0]

@@ -1,7 +1,7 @@
 """Every column of a table by schema version, drawn for the audit page (report.html.page) from the
 checks' summary: a row a column path, a column a version (and the current schema where it differs
 from the newest), each cell its type and Parquet layout, drift marked against the cell before. It may
-import checks/summary, proofs/outcome, the model's leaves, formats.notation, report.html.escape and
+import checks/summary, proofs/audit_run, the model's leaves, formats.notation, report.html.escape and
 the timeline's lane colours; it reads no file and judges nothing beyond "differs from the cell
 before"."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from schemaguard.checks.summary import VersionSummary
 from schemaguard.formats.notation import describe
 from schemaguard.model import leaves
-from schemaguard.proofs.outcome import TableAudit
+from schemaguard.proofs.audit_run import TableAudit
 from schemaguard.report.html.escape import escape
 from schemaguard.report.html.timeline import LANE_COLOURS
 

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from schemaguard.checks.finding import Finding
-from schemaguard.proofs.outcome import AuditRun, TableAudit
+from schemaguard.proofs.audit_run import AuditRun, TableAudit
 from schemaguard.report.common import (
     headline,
     ordered_by,

@@ -1,7 +1,7 @@
 """A table's schema history as SVG, drawn for the audit page (report.html.page) from what the checks
 summarised and the proofs decided: one lane per schema version (then the unreadable files, then each
 refuted proof), a block per day of the date partition or a tick per modification minute, round
-moments on the axis. It may import checks/summary, proofs/outcome and report.html.escape, nothing
+moments on the axis. It may import checks/summary, proofs/audit_run and report.html.escape, nothing
 else of report.html; it reads no file and decides nothing. Its lane colours are the grid's column
 colours too."""
 
@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from schemaguard.checks.summary import VersionSummary
-from schemaguard.proofs.outcome import TableAudit
+from schemaguard.proofs.audit_run import TableAudit
 from schemaguard.report.html.escape import escape
 
 # One colour per schema version lane in the HTML timeline (and its column in the grid); no red, which

@@ -1,4 +1,4 @@
-"""Per-file records kept as columns (lake/compact.py) give back exactly the files put in: the
+"""Per-file records kept as columns (lake/file_records.py) give back exactly the files put in: the
 listing's and the footers' every field, whatever the path, time or statistics."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemaguard.formats.parquet import LeafStats, decode_stats, encode_stats, read_footer
-from schemaguard.lake.compact import DataFile, DataFiles, Footers
+from schemaguard.lake.file_records import DataFile, DataFiles, Footers
 from schemaguard.lake.history import build_history
 
 
