@@ -25,15 +25,16 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "meta": set(),  # the package's version
     "names": set(),  # the command line's names (profiles, modes, identity rules): under everything
-    "model": {"names"},
-    "base": {"names", "model"},
-    "formats": {"errors", "names", "model", "base"},
-    "lake": {"errors", "names", "model", "base", "formats"},
-    "rules": {"errors", "names", "model", "base", "formats"},
-    "checks": {"errors", "names", "model", "base", "formats", "lake", "rules"},
-    "proofs": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks"},
-    "planning": {"errors", "names", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
-    "report": {"errors", "meta", "names", "model", "base", "formats", "checks", "proofs", "planning",
+    "paths": set(),  # how a column path is spelt and read back: under the model
+    "model": {"names", "paths"},
+    "base": {"names", "paths", "model"},
+    "formats": {"errors", "names", "paths", "model", "base"},
+    "lake": {"errors", "names", "paths", "model", "base", "formats"},
+    "rules": {"errors", "names", "paths", "model", "base", "formats"},
+    "checks": {"errors", "names", "paths", "model", "base", "formats", "lake", "rules"},
+    "proofs": {"errors", "names", "paths", "model", "base", "formats", "lake", "rules", "checks"},
+    "planning": {"errors", "names", "paths", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
+    "report": {"errors", "meta", "names", "paths", "model", "base", "formats", "checks", "proofs", "planning",
                "config"},
 }
 

@@ -41,7 +41,6 @@ from schemaguard.model import (
     TimestampType,
     canonical_json,
     fields_along,
-    join_parts,
     leaves,
     transform,
     visit,
@@ -49,6 +48,7 @@ from schemaguard.model import (
     walk,
 )
 from schemaguard.names import Identity
+from schemaguard.paths import join_parts
 from tests.strategies import PROPERTY, schemas
 
 ALL: tuple[Identity, ...] = ("position", "name", "name-ci", "id")
@@ -444,7 +444,7 @@ def test_a_transform_changes_only_what_its_methods_change() -> None:
 
 def test_names_holding_dots_or_backticks_are_quoted_whole() -> None:
     from schemaguard.formats.spark_ddl import column_ref, quoted
-    from schemaguard.model import join, parts, segment
+    from schemaguard.paths import join, parts, segment
 
     assert segment("a.b") == "`a.b`" and segment("plain") == "plain"
     assert parts(join("s", "a.b")) == ("s", "a.b")  # a field `a.b` of a struct `s`, not s.a.b

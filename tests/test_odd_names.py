@@ -18,7 +18,8 @@ import pytest
 import schemaguard as sg
 from schemaguard.auditing import run_audit
 from schemaguard.config import load_config
-from schemaguard.model import Field, Schema, fields_along, parts
+from schemaguard.model import Field, Schema, fields_along
+from schemaguard.paths import parts
 from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report import json as json_report
 from schemaguard.report import junit, markdown, sarif

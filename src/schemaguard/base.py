@@ -2,7 +2,7 @@
 reader options. Shared by `rules/`, `checks/` and `report/`, so that none of them imports another
 to name a type. (How Spark sees a Parquet type is `formats/spark_view.py`.)
 
-May import: names, model. Must not: hold a rule of one reader (those live in `rules/`).
+May import: names, paths, model. Must not: hold a rule of one reader (those live in `rules/`).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
 from schemaguard.formats.spark_ddl import column_ref, spark_sql
-from schemaguard.model import fields_of, join, parent_and_name, parts
+from schemaguard.model import fields_of
+from schemaguard.paths import join, parent_and_name, parts
 from schemaguard.planning.gate import plan_step, read_plan
 from schemaguard.planning.planner import DATA_PROOFS
 from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of

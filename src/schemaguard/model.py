@@ -1,23 +1,20 @@
-"""The neutral schema model: one immutable class per type, fields, schemas, paths, and the walk.
+"""The neutral schema model: one immutable class per type, fields, schemas, and the walk.
 
 Every converter in `formats/` reads into and writes out of these classes; the rules compare them.
-Paths address a node inside a schema: struct fields join with `.`, a list element is `[]`, a map
-key is `{key}` and a map value is `{value}` (so `orders.items[].price` and `attrs{value}`). A name
-that holds one of `` .`[]{} `` (or is empty) is written in backticks, a backtick doubled, as Spark
-SQL writes it: a top-level column `a.b` is `` `a.b` ``, never the field `b` of a struct `a`.
-`parts` reads a path back into its names; nothing else splits one.
+Each node the walk visits comes with its path (`paths.py`: how a path is spelt and read back).
 
-May import: names. Must not: know any file format or reader (those are `formats/` and `rules/`).
+May import: names, paths. Must not: know any file format or reader (those are `formats/` and `rules/`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, overload
+
+from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
 
 TimeUnit = Literal["ms", "us", "ns"]
 TIME_UNITS: tuple[TimeUnit, ...] = ("ms", "us", "ns")
@@ -250,67 +247,12 @@ def make_metadata(meta: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
 # its children's results. A new type of the model needs one method on each base and one branch in
 # each driver (`_visit_type`, `_visit_pair`).
 
-ELEMENT, KEY, VALUE = "[]", "{key}", "{value}"  # path suffixes: list element, map key, map value
+
 
 T = TypeVar("T")  # what a type (and a schema) becomes
 F = TypeVar("F")  # what a field becomes
 Leaf = PrimitiveType | EnumType  # the types without children
 Container = StructType | ListType | MapType  # the types with children
-
-
-_PLAIN = re.compile(r"[^.`\[\]{}]+")
-
-
-def segment(name: str) -> str:
-    """One field name as a path spells it: bare, or in backticks when it holds `` .`[]{} ``."""
-    return name if _PLAIN.fullmatch(name) else "`" + name.replace("`", "``") + "`"
-
-
-def join(parent: str, name: str) -> str:
-    """The path of field `name` inside the node at `parent` (the top level is "")."""
-    return f"{parent}.{segment(name)}" if parent else segment(name)
-
-
-def join_parts(names: Sequence[str]) -> str:
-    """The path of a struct field given by its names from the top."""
-    path = ""
-    for name in names:
-        path = join(path, name)
-    return path
-
-
-_SEGMENT = re.compile(r"`((?:[^`]|``)*)`|([^.`\[\]{}]+)")
-
-
-def parts(path: str) -> tuple[str, ...]:
-    """The names of a struct-field path from the top (`a.b` -> ("a", "b"), `` `a.b` `` ->
-    ("a.b",)). A path through a list element or a map slot is not a column: ValueError."""
-    out: list[str] = []
-    at = 0
-    while True:
-        m = _SEGMENT.match(path, at)
-        if m is None:
-            raise ValueError(f"{path!r} is not a column path")
-        out.append(_name(m))
-        at = m.end()
-        if at == len(path):
-            return tuple(out)
-        if path[at] != ".":
-            raise ValueError(f"{path!r} is not a column path (a list element or map slot)")
-        at += 1
-
-
-def top_name(path: str) -> str:
-    """The top-level column a path (into structs, lists or maps) is in, as its name."""
-    m = _SEGMENT.match(path)
-    if m is None:
-        raise ValueError(f"{path!r} is not a column path")
-    return _name(m)
-
-
-def _name(m: re.Match[str]) -> str:
-    """The name one matched segment spells: bare, or unquoted from its backticks."""
-    return m.group(2) if m.group(2) is not None else m.group(1).replace("``", "`")
 
 
 def fields_along(schema: Schema, path: str, pick: Callable[[Sequence[Field], str], Field | None]
@@ -327,12 +269,6 @@ def fields_along(schema: Schema, path: str, pick: Callable[[Sequence[Field], str
         out.append(f)
         fields = f.type.fields if isinstance(f.type, StructType) else ()
     return out
-
-
-def parent_and_name(path: str) -> tuple[str, str]:
-    """A struct-field path's parent path ("" at the top) and its own name."""
-    names = parts(path)
-    return join_parts(names[:-1]), names[-1]
 
 
 class SchemaVisitor(ABC, Generic[T, F]):

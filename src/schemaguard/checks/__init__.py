@@ -4,7 +4,7 @@ disagree. The order is the order findings are listed in.
 
 Stage `checks` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report).
-May import: errors, names, model, base, formats, lake, rules.
+May import: errors, names, paths, model, base, formats, lake, rules.
 Must not: read data (that is `proofs/`), or format output (`report/`).
 """
 

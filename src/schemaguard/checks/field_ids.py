@@ -9,16 +9,8 @@ from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
 from schemaguard.lake.history import SchemaVersion
 from schemaguard.lake.table import TableRead
-from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
-    DataType,
-    Field,
-    Schema,
-    fields_of,
-    walk,
-)
+from schemaguard.model import DataType, Field, Schema, fields_of, walk
+from schemaguard.paths import ELEMENT, KEY, VALUE
 from schemaguard.rules.changes import OpKind, diff
 
 

@@ -47,10 +47,10 @@ from schemaguard.model import (
     SchemaTransform,
     StructType,
     child_nodes,
-    segment,
     transform,
     walk,
 )
+from schemaguard.paths import segment
 from schemaguard.rules.identity import duplicate_names
 from schemaguard.rules.profiles import can_read, merge_schemas
 

@@ -42,9 +42,7 @@ from typing import Any, TypeGuard
 from schemaguard.formats.avro_schema import AvroField, AvroSchemaError, AvroType, parse_avro
 from schemaguard.formats.notation import describe, parse_primitive
 from schemaguard.model import (
-    ELEMENT,
     TIME_UNITS,
-    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -73,6 +71,7 @@ from schemaguard.model import (
     make_metadata,
     visit,
 )
+from schemaguard.paths import ELEMENT, VALUE
 
 _PRIMITIVES_IN: dict[str, PrimitiveType] = {
     "boolean": BooleanType(),

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemaguard.model import ELEMENT, VALUE, canonical_json
+from schemaguard.model import canonical_json
+from schemaguard.paths import ELEMENT, VALUE
 
 PRIMITIVE_KINDS = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED_KINDS = ("record", "enum", "fixed")

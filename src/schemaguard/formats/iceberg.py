@@ -16,9 +16,6 @@ from typing import Any
 
 from schemaguard.formats.io import SchemaLoadError
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -40,9 +37,9 @@ from schemaguard.model import (
     UuidType,
     VariantType,
     canonical_json,
-    join,
     make_metadata,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, join
 
 NAME_MAPPING_KEY = "schema.name-mapping.default"  # the table property holding the name mapping
 WRITE_DEFAULT_KEY = "iceberg.write-default"  # field metadata: the v3 write default, as JSON

@@ -20,10 +20,7 @@ from typing import Any
 
 from schemaguard.errors import TOO_DEEP, UsageError, require_regular
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
     TIME_UNITS,
-    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -56,6 +53,7 @@ from schemaguard.model import (
     visit,
 )
 from schemaguard.names import Identity
+from schemaguard.paths import ELEMENT, KEY, VALUE
 
 
 class NotationError(UsageError, ValueError):

@@ -18,9 +18,6 @@ from typing import Any
 from schemaguard.errors import TOO_DEEP
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -45,9 +42,9 @@ from schemaguard.model import (
     VariantType,
     VoidType,
     canonical_json,
-    join,
     visit,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, join
 
 
 class SparkSchemaError(ValueError):

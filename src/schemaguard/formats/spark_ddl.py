@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from schemaguard.formats.spark import type_to_spark
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     BinaryType,
     BooleanType,
     DataType,
@@ -34,10 +31,9 @@ from schemaguard.model import (
     TimestampType,
     VariantType,
     VoidType,
-    join,
-    parts,
     visit,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -133,7 +129,7 @@ def quoted(name: str) -> str:
 
 
 def column_ref(path: str) -> str:
-    """A struct-field path (model.parts reads it) as Spark SQL names the column: each name quoted."""
+    """A struct-field path (paths.parts reads it) as Spark SQL names the column: each name quoted."""
     return ".".join(quoted(name) for name in parts(path))
 
 

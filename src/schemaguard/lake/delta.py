@@ -26,9 +26,6 @@ from schemaguard.lake.discover import Listing
 from schemaguard.lake.file_records import DataFile, Footers
 from schemaguard.lake.snapshot import Snapshot, relabel, snapshot_listing
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     EnumType,
     Field,
     ListType,
@@ -36,9 +33,9 @@ from schemaguard.model import (
     PrimitiveType,
     SchemaVisitor,
     StructType,
-    segment,
     visit,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, segment
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs

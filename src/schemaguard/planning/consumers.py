@@ -35,7 +35,8 @@ from sqlglot import Token, TokenType, exp
 
 from schemaguard.errors import UsageError, require_regular
 from schemaguard.formats.spark_ddl import spark_sql
-from schemaguard.model import Schema, parts, top_name
+from schemaguard.model import Schema
+from schemaguard.paths import parts, top_name
 from schemaguard.planning.usage.limits import TextCache, bounded, text_key
 from schemaguard.planning.usage.records import LoggedQuery, UnresolvedQuery
 from schemaguard.planning.usage.resolve import TableScope, statements_naming, table_column, table_scopes

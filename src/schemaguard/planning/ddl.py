@@ -30,15 +30,12 @@ from schemaguard.model import (
     SchemaTransform,
     StructType,
     fields_along,
-    join,
-    join_parts,
     make_metadata,
-    parent_and_name,
-    segment,
     transform,
     visit_with_partner,
 )
 from schemaguard.names import is_table_name
+from schemaguard.paths import join, join_parts, parent_and_name, segment
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from schemaguard.errors import UsageError
 from schemaguard.lake.table import TableRead
-from schemaguard.model import EnumType, Schema, fields_of, top_name
+from schemaguard.model import EnumType, Schema, fields_of
+from schemaguard.paths import top_name
 from schemaguard.planning.planner import Check, Judge, PlanRequest, operations
 from schemaguard.proofs import ProofResult, proof_of
 from schemaguard.proofs.run import SparkFactory, run_proofs

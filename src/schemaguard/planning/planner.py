@@ -30,8 +30,9 @@ from math import ceil
 from typing import Literal, NamedTuple, get_args
 
 from schemaguard.base import Options, Problem, ProblemCode
-from schemaguard.model import Field, Schema, SchemaTransform, parent_and_name, transform
+from schemaguard.model import Field, Schema, SchemaTransform, transform
 from schemaguard.names import Identity
+from schemaguard.paths import parent_and_name
 from schemaguard.proofs import BACKFILLED_FROM
 from schemaguard.rules.changes import Operation, OpKind, diff
 from schemaguard.rules.profiles import can_read

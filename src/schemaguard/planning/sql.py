@@ -32,8 +32,9 @@ from typing import Literal
 
 from schemaguard.formats.spark_ddl import column_ref, qualified, quoted, sql_type
 from schemaguard.lake.table import TableFormat, TableRead
-from schemaguard.model import Field, Schema, StructType, fields_of, join, parent_and_name, parts, segment
+from schemaguard.model import Field, Schema, StructType, fields_of
 from schemaguard.names import NAME
+from schemaguard.paths import join, parent_and_name, parts, segment
 from schemaguard.planning.ddl import retarget
 from schemaguard.planning.planner import Plan, StepKind, View
 from schemaguard.rules.changes import Operation, OpKind

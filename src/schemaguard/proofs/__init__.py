@@ -8,7 +8,7 @@ with Great Expectations (`gx_spark.py`). `run.py` puts the two together over a s
 
 Stage `proofs` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report).
-May import: errors, names, model, base, formats, lake, rules, checks.
+May import: errors, names, paths, model, base, formats, lake, rules, checks.
 Must not: write into the tables it reads, or leave a caller's Spark session changed.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from schemaguard.model import join_parts, parts
+from schemaguard.paths import join_parts, parts
 
 ProofKind = Literal["not-null", "backfilled", "agree", "fits", "values", "unit-drift"]
 PROOF_KINDS: tuple[ProofKind, ...] = ("not-null", "backfilled", "agree", "fits", "values", "unit-drift")

@@ -31,7 +31,8 @@ from schemaguard.formats.parquet import FileFooter
 from schemaguard.formats.spark import SparkSchemaError, schema_to_spark_json
 from schemaguard.formats.spark_ddl import quoted
 from schemaguard.formats.spark_view import SparkUnreadable, spark_schema
-from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema, segment
+from schemaguard.model import DataType, DecimalType, FloatType, IntType, Schema
+from schemaguard.paths import segment
 from schemaguard.proofs import SAMPLE, Proof
 from schemaguard.proofs.stats import range_of
 

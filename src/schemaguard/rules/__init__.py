@@ -3,6 +3,6 @@ what each real reader does with a (writer, reader) pair of schemas, as pure func
 model. Profiles (Spark, Delta, Iceberg, Avro, positional), identity rules, modes, merges; every
 rule cites its source in docs/reference/.
 
-May import: errors, names, model, base, formats.
+May import: errors, names, paths, model, base, formats.
 Must not: read tables or files (they get schemas), or start Spark.
 """

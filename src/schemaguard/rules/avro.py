@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from schemaguard.base import CR, Problem, ProblemCode, Rule
 from schemaguard.formats.avro_schema import NAMED_KINDS, AvroField, AvroType
-from schemaguard.model import ELEMENT, VALUE
+from schemaguard.paths import ELEMENT, VALUE
 
 SC = "SchemaCompatibility.java (avro 1.12)"
 

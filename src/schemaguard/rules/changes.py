@@ -66,9 +66,6 @@ from enum import StrEnum
 
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     BinaryType,
     DataType,
     DateType,
@@ -90,11 +87,10 @@ from schemaguard.model import (
     TimestampType,
     TimeType,
     is_nested,
-    join,
-    segment,
     visit_with_partner,
 )
 from schemaguard.names import Identity
+from schemaguard.paths import ELEMENT, KEY, VALUE, join, segment
 from schemaguard.rules.identity import How, Pair, match_fields
 
 

@@ -27,10 +27,10 @@ from schemaguard.model import (
     Schema,
     SchemaVisitor,
     StructType,
-    join,
     visit,
 )
 from schemaguard.names import Identity
+from schemaguard.paths import join
 
 How = Literal["name", "name-ci", "alias", "id", "name-fallback", "position"]
 

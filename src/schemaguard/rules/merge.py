@@ -32,9 +32,6 @@ from schemaguard.base import CR, PS, Conflict, Options, Rule
 from schemaguard.formats.notation import describe
 from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_schema
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     DataType,
     DecimalType,
     Field,
@@ -49,13 +46,11 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VoidType,
-    join,
-    parts,
-    segment,
     transform,
     visit_with_partner,
     walk,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
 from schemaguard.rules.promotions import DELTA_WIDENING
 
 # Merges two schemas (left, right, options) into one without the fields they clash on, and the clashes.

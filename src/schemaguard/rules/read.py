@@ -17,9 +17,7 @@ from schemaguard.base import CR, PS, Options, Problem, ProblemCode, Rule
 from schemaguard.formats.notation import describe
 from schemaguard.formats.spark_view import SPARK_ILLEGAL, spark_view
 from schemaguard.model import (
-    ELEMENT,
     TOP,
-    VALUE,
     DataType,
     EnumType,
     Field,
@@ -35,6 +33,7 @@ from schemaguard.model import (
     visit_with_partner,
 )
 from schemaguard.names import Identity
+from schemaguard.paths import ELEMENT, VALUE
 from schemaguard.rules.identity import Pair, match_fields
 from schemaguard.rules.promotions import (
     DELTA_WIDENING,

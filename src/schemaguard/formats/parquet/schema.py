@@ -32,9 +32,6 @@ from schemaguard.formats.parquet.footer import (
 from schemaguard.formats.spark import SparkSchemaError, schema_from_spark_json
 from schemaguard.formats.thrift import ThriftError, decode_file_metadata
 from schemaguard.model import (
-    ELEMENT,
-    KEY,
-    VALUE,
     DataType,
     Field,
     ListType,
@@ -43,9 +40,9 @@ from schemaguard.model import (
     StructType,
     VariantType,
     canonical_json,
-    join,
     new_field,
 )
+from schemaguard.paths import ELEMENT, KEY, VALUE, join
 
 # Bounded by the number of distinct footer schemas in a process, which is small even on huge lakes.
 _FOOTERS: dict[tuple[bytes, bytes | None], FooterSchema] = per_process({})

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from schemaguard.model import top_name
+from schemaguard.paths import top_name
 from schemaguard.planning.usage.records import (
     Dataset,
     LoggedQuery,
