@@ -223,7 +223,7 @@ MUTANTS = (
            'for c in json.loads(r.get("checks_json") or "[]"))', 'for c in json.loads("[]"))', MIGRATE),
     Mutant("JUnit leaves a waived finding's skip uncounted", "src/schemaguard/report/junit.py",
            "            skipped += 1\n", "", REPORT),
-    Mutant("a path segment with a dot written bare", "src/schemaguard/model.py",
+    Mutant("a path segment with a dot written bare", "src/schemaguard/paths.py",
            "_PLAIN.fullmatch(name) else", "_PLAIN.fullmatch(name.replace('.', '')) else", NAMES),
 )
 
