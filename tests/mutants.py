@@ -156,7 +156,7 @@ MUTANTS = (
            "fits = new.bits > old.bits", CHANGES),
     Mutant("int64 -> double counted as exact", "src/schemaguard/rules/changes.py",
            "_MANTISSA_BITS = {16: 11, 32: 24, 64: 53}", "_MANTISSA_BITS = {16: 11, 32: 24, 64: 63}", CHANGES),
-    Mutant("a rename under name identity shipped as one edit", "src/schemaguard/planning/planner.py",
+    Mutant("a rename under name identity shipped as one edit", "src/schemaguard/planning/treatments.py",
            '("quiet", "quiet"), "readers by name read nulls for a renamed column, both ways",\n'
            "        always_staged=True),",
            '("quiet", "quiet"), "readers by name read nulls for a renamed column, both ways",\n'

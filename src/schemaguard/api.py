@@ -402,8 +402,9 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     from schemaguard.checks.compat import table_options
     from schemaguard.planning.ddl import apply_ddl, parse_ddl
     from schemaguard.planning.evidence import Evidence, judge, read_evidence
-    from schemaguard.planning.planner import DEPLOY_ORDERS, Durations, PlanRequest, build_plan
+    from schemaguard.planning.planner import Durations, PlanRequest, build_plan
     from schemaguard.planning.sql import check_view_name
+    from schemaguard.planning.treatments import DEPLOY_ORDERS
     from schemaguard.results import PlanResult
     from schemaguard.rules.profiles import PROFILES
 

@@ -41,7 +41,7 @@ from schemaguard.formats.spark_ddl import column_ref, spark_sql
 from schemaguard.model import fields_of
 from schemaguard.paths import join, parent_and_name, parts
 from schemaguard.planning.gate import plan_step, read_plan
-from schemaguard.planning.planner import DATA_PROOFS
+from schemaguard.planning.treatments import DATA_PROOFS
 from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of
 
 if TYPE_CHECKING:

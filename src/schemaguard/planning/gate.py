@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaguard.errors import UsageError, require_regular
-from schemaguard.planning.planner import DATA_PROOFS, STEP_ORDER
+from schemaguard.planning.treatments import DATA_PROOFS, STEP_ORDER
 from schemaguard.proofs import Verdict, overall
 
 

@@ -23,7 +23,8 @@ from enum import StrEnum
 
 from schemaguard.base import Severity
 from schemaguard.planning.ddl import DdlChange, Statement
-from schemaguard.planning.planner import DATA_PROOFS, Plan, PlannedOperation, operations, treatment
+from schemaguard.planning.planner import Plan, PlannedOperation, operations
+from schemaguard.planning.treatments import DATA_PROOFS, treatment
 from schemaguard.rules.changes import Operation, OpKind
 
 

@@ -36,7 +36,8 @@ from schemaguard.model import Field, Schema, StructType, fields_of
 from schemaguard.names import NAME
 from schemaguard.paths import join, parent_and_name, parts, segment
 from schemaguard.planning.ddl import retarget
-from schemaguard.planning.planner import Plan, StepKind, View
+from schemaguard.planning.planner import Plan, View
+from schemaguard.planning.treatments import StepKind
 from schemaguard.rules.changes import Operation, OpKind
 
 BACKFILL_PARTITIONS = 31  # partitions one backfill statement covers (a month of days)
