@@ -150,4 +150,4 @@ def test_audit_of_a_missing_configuration_file_is_exit_2(tmp_path: Path) -> None
 
 def test_a_run_id_that_cannot_name_a_folder_is_exit_2(tmp_path: Path) -> None:
     conf = write(tmp_path, MINIMAL + "[catalog]\nenabled = false\n")
-    assert_usage_error(run("audit", "--conf", str(conf), "--run-id", "../x"), "--run-id '../x' cannot name")
+    assert_usage_error(run("audit", "--conf", str(conf), "--run-id", "../x"), "run_id '../x' cannot name")

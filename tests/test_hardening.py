@@ -89,7 +89,7 @@ def test_a_waiver_date_written_as_text_is_read(tmp_path: Path) -> None:
 def test_an_over_long_run_id_is_refused_before_any_work(tmp_path: Path) -> None:
     conf = _conf(tmp_path, f'[[tables]]\npath = "{_lake(tmp_path / "t")}"\n')
     done = run("audit", "--conf", str(conf), "--no-catalog", "--run-id", "r" * 200, cwd=tmp_path)
-    assert_usage_error(done, "--run-id")
+    assert_usage_error(done, "run_id ")
     assert not (tmp_path / ".schemaguard").exists()
 
 

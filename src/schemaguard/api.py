@@ -66,7 +66,7 @@ def read_table(location: str, *, spark: Any = None, engine: str = "auto", how: R
     from schemaguard.lake.scan import lister_for, running_spark, use_spark
     from schemaguard.lake.table import ReadOptions, locate, read_listing
 
-    engine = choice(engine, ("auto", "local", "spark"), "--engine")
+    engine = choice(engine, ("auto", "local", "spark"), "engine")
     root, how = locate(location, how or ReadOptions(), catalog)
     session = spark if spark is not None else running_spark()
     if engine == "spark" and session is None:
@@ -147,7 +147,8 @@ def catalog_location(name: str, spark: Any = None) -> str:
 
 
 def choice(value: str, choices: Sequence[T], option: str) -> T:
-    """The choice `value` names, in any case; else a one-line error listing the choices."""
+    """The choice `value` names, in any case; else a one-line error listing the choices, naming
+    the setting as the API and the configuration do (`deploy_order`, not a command-line flag)."""
     for c in choices:
         if str(c).lower() == str(value).lower():
             return c
@@ -160,10 +161,10 @@ def reader_options(identity: str | None = None, type_widening: bool = False, col
     from schemaguard.base import Options
 
     return Options(type_widening=type_widening,
-                   column_mapping=choice(column_mapping, COLUMN_MAPPINGS, "--column-mapping"),
-                   iceberg_version=choice(str(iceberg_version), ICEBERG_VERSIONS, "--iceberg-version"),
+                   column_mapping=choice(column_mapping, COLUMN_MAPPINGS, "column_mapping"),
+                   iceberg_version=choice(str(iceberg_version), ICEBERG_VERSIONS, "iceberg_version"),
                    uniform=uniform, case_sensitive=case_sensitive,
-                   identity=None if identity is None else choice(identity, IDENTITIES, "--identity"),
+                   identity=None if identity is None else choice(identity, IDENTITIES, "identity"),
                    allow_quiet=allow_quiet, vectorized_reader=vectorized_reader)
 
 
@@ -223,7 +224,7 @@ def timestamp_of(text: str) -> float:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"--timestamp {text!r}: not an ISO 8601 time, e.g. 2024-03-01T12:00:00Z") from None
+        raise UsageError(f"timestamp {text!r}: not an ISO 8601 time, e.g. 2024-03-01T12:00:00Z") from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
@@ -260,7 +261,7 @@ def read_options(format_hint: str = "auto", version: int | None = None, timestam
     """How to read a table, each option checked: the format hint, a version or time to travel to."""
     from schemaguard.lake.table import FORMAT_HINTS, ReadOptions
 
-    return ReadOptions(choice(format_hint, FORMAT_HINTS, "--format-hint"), version,
+    return ReadOptions(choice(format_hint, FORMAT_HINTS, "format_hint"), version,
                        timestamp_of(timestamp) if timestamp is not None else None, include_unreferenced)
 
 
@@ -283,7 +284,7 @@ def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: s
     from schemaguard.checks.compare import compare as compare_schemas
     from schemaguard.results import CompareResult
 
-    profile = choice(profile, list(PROFILE_NAMES), "--profile")
+    profile = choice(profile, list(PROFILE_NAMES), "profile")
     options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
                              case_sensitive, allow_quiet, vectorized_reader)
     writers, notes = schemas([writer], spark=spark, unnamed="writer")
@@ -304,7 +305,7 @@ def merge(*sources: SchemaLike, profile: str, type_widening: bool = False, case_
     from schemaguard.checks.compare import merge as merge_schemas
     from schemaguard.results import MergeResult
 
-    profile = choice(profile, list(MERGE_PROFILE_NAMES), "--profile")
+    profile = choice(profile, list(MERGE_PROFILE_NAMES), "profile")
     labelled, notes = schemas(sources, at_least=2, what="merge", spark=spark)
     modelled(labelled, profile)
     return MergeResult(merge_schemas(labelled, profile, Options(type_widening=type_widening,
@@ -320,8 +321,8 @@ def evolve(*versions: SchemaLike, mode: str, profile: str, identity: str | None 
     from schemaguard.names import Mode
     from schemaguard.results import EvolveResult
 
-    checked = choice(mode, list(Mode), "--mode")
-    profile = choice(profile, list(PROFILE_NAMES), "--profile")
+    checked = choice(mode, list(Mode), "mode")
+    profile = choice(profile, list(PROFILE_NAMES), "profile")
     options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
                              case_sensitive, allow_quiet, vectorized_reader)
     labelled, notes = schemas(versions, at_least=2, what="evolve", spark=spark)
@@ -361,8 +362,8 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
               *(Proof("values", c, allowed=tuple(a)) for c, a in (values or {}).items()),
               *(Proof("unit-drift", c) for c in unit_drift)]
     if not proofs:
-        raise UsageError("check: name at least one proof (--not-null, --backfilled, --agree, --fits, "
-                         "--values, --unit-drift)")
+        raise UsageError("check: name at least one proof (not_null, backfilled, agree, fits, values, "
+                         "unit_drift)")
     how = read_options(format_hint, version, timestamp)
     ref = catalog_ref(catalog, catalog_uri)
     where = table if ref is not None else _located(table, spark, spark_catalog)
@@ -380,7 +381,7 @@ def fits_proof(text: str) -> Any:
 
     column, sep, target = text.partition(":")
     if not sep or not column or not target:
-        raise UsageError(f"--fits {text!r}: give COL:TYPE, e.g. amount:decimal(10,2)")
+        raise UsageError(f"fits {text!r}: give COL:TYPE, e.g. amount:decimal(10,2)")
     return Proof("fits", column, target=target)
 
 
@@ -408,8 +409,8 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     from schemaguard.results import PlanResult
     from schemaguard.rules.profiles import PROFILES
 
-    order = choice(deploy_order, DEPLOY_ORDERS, "--deploy-order")
-    chosen = tuple(choice(p, list(PROFILE_NAMES), "--profile") for p in profiles)
+    order = choice(deploy_order, DEPLOY_ORDERS, "deploy_order")
+    chosen = tuple(choice(p, list(PROFILE_NAMES), "profile") for p in profiles)
     try:
         check_view_name(view_name)
     except ValueError as e:
@@ -506,7 +507,7 @@ def audit(conf_or_tables: str | Path | Sequence[str], *, spark: Any = None, cata
     from schemaguard.results import AuditResult
 
     if run_id is not None and not folder.RUN_ID.fullmatch(run_id):
-        raise UsageError(f"--run-id {run_id!r} cannot name a report folder: letters, digits, '.', '_' "
+        raise UsageError(f"run_id {run_id!r} cannot name a report folder: letters, digits, '.', '_' "
                          "and '-' only")
     label = str(conf_or_tables) if isinstance(conf_or_tables, str | Path) else "(tables named: no conf)"
     if isinstance(conf_or_tables, str | Path):
