@@ -14,8 +14,9 @@ the same code): its Spark SQL on the plan's one table, its exit checks, its row 
     spark-submit jobs/migration_check.py --plan plan.json --step backfill --apply
 
 Without `--plan`: can every file on disk be read with the schema the migration is about to
-install, and do the table's configured proofs hold? (`schemaguard audit --table T --schema NEW
---proofs-exit`, the same code.)
+install, and do the table's configured proofs hold? (`schemaguard.audit` with `schema=NEW`,
+printed and exiting as `schemaguard audit --table T --schema NEW --proofs-exit`.) The plan's own
+checks and steps run as the plan records them: its `schemaguard check` and `migrate step` lines.
 
     spark-submit jobs/migration_check.py --conf conf/schemaguard.toml --table orders \
         --schema migrations/orders_v5.json --run-id "$MIGRATION_ID"
@@ -24,16 +25,18 @@ Exit 0 every check (or version and proof) passes, 1 one is refuted, 3 some stays
 `check`), 2 bad input.
 """
 
+import argparse
 import sys
+from pathlib import Path
 
+import schemaguard as sg
 from schemaguard.cli import main
-from schemaguard.cli_output import fail
+from schemaguard.cli_input import job_arguments
+from schemaguard.cli_output import audit_exit, bars, fail, run_job, show_audit, status
 
 
 def gate_step(args: list[str]) -> int:
     """The step's recorded checks, then its data proofs through `check`: the worse verdict wins."""
-    from pathlib import Path
-
     from schemaguard.errors import UsageError
     from schemaguard.planning.gate import step_gate
     from schemaguard.proofs import EXIT_CODES, overall
@@ -45,8 +48,8 @@ def gate_step(args: list[str]) -> int:
         gate = step_gate(Path(options["--plan"]), options["--step"])
     except UsageError as e:
         fail(str(e))
-    for kind, subject, status, evidence in gate.recorded_checks:
-        print(f"{kind} {subject}: {status}" + (f" ({evidence})" if evidence else ""), file=sys.stderr)
+    for kind, subject, verdict, evidence in gate.recorded_checks:
+        print(f"{kind} {subject}: {verdict}" + (f" ({evidence})" if evidence else ""), file=sys.stderr)
     verdicts = [gate.recorded]
     if gate.check_argv:
         sys.argv = [sys.argv[0], *gate.check_argv]
@@ -59,6 +62,27 @@ def gate_step(args: list[str]) -> int:
             verdicts.append(by_exit[done.code])
     return EXIT_CODES[overall(verdicts)]
 
+def audit_arguments() -> argparse.ArgumentParser:
+    parser = job_arguments("migration_check.py", "Can every file on disk be read with the schema the "
+                           "migration installs, and do the table's proofs hold? (audit --proofs-exit)")
+    parser.add_argument("--conf", type=Path, default=Path("conf/schemaguard.toml"), help="configuration file")
+    parser.add_argument("--table", action="append", default=[], help="the configured table migrated")
+    parser.add_argument("--schema", required=True, help="the schema the migration installs")
+    parser.add_argument("--run-id", help="this run's id")
+    parser.add_argument("--no-catalog", dest="catalog", action="store_false",
+                        help="do not write the report into the catalog")
+    return parser
+
+
+def audit(argv: list[str]) -> int:
+    """The lake against the migration's schema, with the table's proofs: `schemaguard.audit`."""
+    args = audit_arguments().parse_args(argv)
+    result = sg.audit(args.conf, run_id=args.run_id, tables=args.table, schema=args.schema,
+                      catalog=args.catalog, progress=bars(args.format), announce=status)
+    show_audit(result, args.format, args.conf)
+    return audit_exit(result, proofs_exit=True)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     if "--plan" in args and "--apply" in args:
@@ -69,5 +93,4 @@ if __name__ == "__main__":
     if "--schema" not in args:
         fail("migration_check needs --plan PLAN.json --step KIND, or --schema NEW (the schema the "
              "migration installs) and --table T")
-    sys.argv = [sys.argv[0], "audit", "--proofs-exit", *args]
-    main()
+    run_job(audit)

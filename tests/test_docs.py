@@ -313,6 +313,37 @@ def test_every_command_shown_parses(example: Example) -> None:
         parse(argv)
 
 
+def job_of(shell: str) -> tuple[str, list[str]] | None:
+    """The job (`jobs/NAME.py`) a shown command line runs, and its arguments."""
+    tokens = shlex.split(shell, comments=True)
+    return next(((Path(t).stem, tokens[i + 1:]) for i, t in enumerate(tokens)
+                 if re.fullmatch(r"jobs/\w+\.py", t)), None)
+
+
+JOBS_SHOWN = [e for e in ALL if job_of(e.shell) is not None]
+
+
+@pytest.mark.parametrize("example", JOBS_SHOWN, ids=lambda e: f"{rel(e.page)}:{e.line}")
+def test_every_job_shown_parses_with_its_own_options(example: Example) -> None:
+    """A job is a program of its own over the Python API (`jobs/`): the options a page shows it
+    with are its options (the plan-driven forms of migration_check run the plan's command lines,
+    which `test_every_command_shown_parses` checks)."""
+    import importlib.util
+
+    found = job_of(example.shell)
+    assert found is not None
+    name, args = found
+    spec = importlib.util.spec_from_file_location(f"job_{name}", ROOT / "jobs" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    if name == "migration_check":
+        if "--plan" not in args:
+            job.audit_arguments().parse_args(args)
+    else:
+        job.arguments().parse_args(args)
+
+
 @pytest.fixture(scope="module")
 def demo(lake: Path) -> Path:
     """The demo lake as `schemaguard demo` builds it, less the tables it writes with Spark."""

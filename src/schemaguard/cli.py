@@ -41,12 +41,16 @@ from schemaguard.cli_input import (
 )
 from schemaguard.cli_output import (
     OutputFormat,
+    audit_exit,
     bars,
     fail,
     print_json,
     render,
+    show_audit,
     show_findings,
+    show_gate,
     show_run,
+    show_scan,
     show_status,
     shown,
     spark_note,
@@ -95,15 +99,11 @@ def scan(
     Delta and Iceberg tables are read through their logs: the snapshot's files, columns by
     logical name."""
     from schemaguard import api
-    from schemaguard.report import scan as scan_report
 
     result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
                       timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
                       catalog_uri=catalog_uri, max_files=max_files, progress=bars(output))
-    if output == OutputFormat.json:
-        print_json(result.to_dict())
-    else:
-        scan_report.scan_text(result.table_summary, result.findings)
+    show_scan(result, output)
 
 
 @app.command()
@@ -236,10 +236,9 @@ def gate(
     """Before enabling mergeSchema: does Spark's merged read succeed, what comes out, which files and
     columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
     from schemaguard import api
-    from schemaguard.report import gate as gating
 
     result = api.gate(path, allow_quiet=allow_quiet, progress=bars(output))
-    render(output, result.report, gating.gate_json, gating.gate_text)
+    show_gate(result, output)
     raise typer.Exit(result.exit_code)
 
 
@@ -496,9 +495,7 @@ def audit(
     files, the configured proofs. Reports land in the report folder and the catalog. Exit 1 if a
     finding at or above the fail level is not waived."""
     from schemaguard import api
-    from schemaguard.report import catalog as catalog_tables
-    from schemaguard.report import json as json_report
-    from schemaguard.report import scan, terminal
+    from schemaguard.report import scan
 
     if locations and conf is not None:
         fail("audit: name tables or give --conf, not both (a configuration lists its own tables)")
@@ -510,20 +507,8 @@ def audit(
     result = api.audit(what, run_id=run_id, tables=tables or (), schema=schema, catalog=catalog,
                        allow_quiet=allow_quiet, full=full, proofs=proof or (),
                        progress=partial(scan.progress, enabled=output == OutputFormat.text), announce=status)
-    run, config, paths = result.run, result.config, result.reports
-    if output == OutputFormat.json:
-        print_json(json_report.to_json(run))
-    else:
-        terminal.render_terminal(run)
-        for fmt, path in paths.items():
-            typer.echo(f"{fmt:>8}: {shown(path)}")
-        if config.catalog.enabled:
-            typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
-                       "read it back with `schemaguard findings" + (f" --conf {conf}`" if conf else "`")
-                       + " or in Spark SQL:")
-            typer.echo(catalog_tables.findings_query(config.catalog))
-    unknown = any(p.verdict == "unknown" for t in run.tables for p in t.proofs)
-    raise typer.Exit(3 if proofs_exit and run.exit_code == 0 and unknown else run.exit_code)
+    show_audit(result, output, conf)
+    raise typer.Exit(audit_exit(result, proofs_exit))
 
 
 class FindingsFormat(StrEnum):

@@ -8,8 +8,9 @@ exit 2)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -50,6 +51,21 @@ RowReaderOption = Annotated[bool, typer.Option(
     "--no-vectorized-reader", help="spark.sql.parquet.enableVectorizedReader=false (spark-read)")]
 AllowQuietOption = Annotated[bool, typer.Option(
     "--allow-quiet", help="quiet breaks (values change meaning or land in another column) warn, not fail")]
+
+
+class _JobArguments(argparse.ArgumentParser):
+    """A job's options: a bad one is one line and exit 2, as on the command line."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def job_arguments(prog: str, description: str) -> argparse.ArgumentParser:
+    """The option parser of a job in `jobs/`, with its `--format`."""
+    parser = _JobArguments(prog=prog, description=description)
+    parser.add_argument("--format", type=OutputFormat, choices=list(OutputFormat), default=OutputFormat.text,
+                        help="text (rich tables) or json (stable keys)")
+    return parser
 
 
 def ddl_text(ddl: list[str], ddl_file: Path | None) -> tuple[str, str] | None:

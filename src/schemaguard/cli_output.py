@@ -76,6 +76,65 @@ def render(
         to_text(report)
 
 
+def show_scan(result: Any, output: OutputFormat) -> None:
+    """What `scan` prints: the result's JSON, or its versions and findings as text."""
+    from schemaguard.report import scan as scan_report
+
+    if output == OutputFormat.json:
+        print_json(result.to_dict())
+    else:
+        scan_report.scan_text(result.table_summary, result.findings)
+
+
+def show_gate(result: Any, output: OutputFormat) -> None:
+    """What `gate` prints: the verdict's JSON, or its text."""
+    from schemaguard.report import gate as gating
+
+    render(output, result.report, gating.gate_json, gating.gate_text)
+
+
+def show_audit(result: Any, output: OutputFormat, conf: Path | None) -> None:
+    """What `audit` prints: the run's JSON, or its text, the report files written and where the
+    catalog holds the run."""
+    from schemaguard.report import catalog as catalog_tables
+    from schemaguard.report import json as json_report
+    from schemaguard.report import terminal
+
+    run, config = result.run, result.config
+    if output == OutputFormat.json:
+        print_json(json_report.to_json(run))
+        return
+    terminal.render_terminal(run)
+    for fmt, path in result.reports.items():
+        typer.echo(f"{fmt:>8}: {shown(path)}")
+    if config.catalog.enabled:
+        typer.echo(f"catalog: run {run.run_id} in {catalog_tables.table_names(config.catalog)['runs']}; "
+                   "read it back with `schemaguard findings" + (f" --conf {conf}`" if conf else "`")
+                   + " or in Spark SQL:")
+        typer.echo(catalog_tables.findings_query(config.catalog))
+
+
+def audit_exit(result: Any, proofs_exit: bool) -> int:
+    """`audit`'s exit code: the run's, or 3 with `--proofs-exit` when a proof stayed unknown and
+    nothing fails (as `check`)."""
+    unknown = any(p.verdict == "unknown" for t in result.run.tables for p in t.proofs)
+    return 3 if proofs_exit and result.exit_code == 0 and unknown else int(result.exit_code)
+
+
+def run_job(main: Callable[[list[str]], int]) -> NoReturn:
+    """A job of `jobs/` run as a program: `main(argv)` gives the exit code; bad input is one line on
+    stderr and exit 2, as on the command line."""
+    from schemaguard.errors import TOO_DEEP, UsageError
+
+    try:
+        code = main(sys.argv[1:])
+    except (UsageError, OSError) as e:
+        fail(str(e))
+    except RecursionError:
+        fail(f"an input {TOO_DEEP}")
+    sys.exit(code)
+
+
 def show_status(m: Any, rows: list[dict[str, Any]]) -> NoReturn:
     """Each step's status as the `migrations` records tell it, then exit 0."""
     from schemaguard import migrate as migrating
