@@ -1,9 +1,9 @@
 """Exact comparison of values an engine read back with the values the test expects, for the
-read oracles of `delta-read` and `iceberg`: a read that succeeds with any other value is a quiet
-break. Exact means the same Python kind and the same value: floats bit for bit (so -0.0 is not
-0.0), decimals with the reader's scale (1.50 is not 1.5 when the reader says scale 2), datetimes
-with the same time zone (naive is not UTC), structs with the reader's field names, lists and maps
-element by element."""
+read oracles (`spark-read`, `delta-read`, `iceberg`) and the engines' truth tables: a read that
+succeeds with any other value is a quiet break. Exact means the same Python kind and the same
+value: floats bit for bit (so -0.0 is not 0.0), decimals with the reader's scale (1.50 is not 1.5
+when the reader says scale 2), datetimes with the same time zone (naive is not UTC), structs with
+the reader's field names, lists element by element, maps (`Map`) entry by entry in any order."""
 
 from __future__ import annotations
 
@@ -18,11 +18,19 @@ class NoExactValue(Exception):
     """The reader's type cannot hold the written value unchanged: any value read is a change."""
 
 
+class Map(dict[Any, Any]):
+    """A map's expected entries, compared key by key in any order: a map has none (Spark's writer
+    builds one through a Java hash map, so a file's entries need not be in the order written).
+    A plain dict is a struct's fields, in order."""
+
+
 def first_difference(expected: Any, got: Any, where: str = "") -> str:
     """'' when `got` is exactly `expected`, else where and how they differ."""
     here = where or "the row"
     if expected is None or got is None:
         return "" if expected is None and got is None else f"{here}: expected {expected!r}, read {got!r}"
+    if isinstance(expected, Map):
+        return _map_difference(expected, got, where)
     if isinstance(expected, dict):
         if not isinstance(got, dict) or list(expected) != list(got):
             return f"{here}: expected fields {list(expected)}, read {got!r}"
@@ -34,6 +42,18 @@ def first_difference(expected: Any, got: Any, where: str = "") -> str:
                      if (d := first_difference(e, g, f"{where}[{i}]"))), "")
     if not _same(expected, got):
         return f"{here}: expected {expected!r}, read {got!r}"
+    return ""
+
+
+def _map_difference(expected: Map, got: Any, where: str) -> str:
+    if not isinstance(got, dict) or len(got) != len(expected):
+        return f"{where or 'the row'}: expected {dict(expected)!r}, read {got!r}"
+    for key, value in expected.items():
+        read = [k for k in got if not first_difference(key, k)]  # the key exactly, wherever it is
+        if not read:
+            return f"{where or 'the row'}: expected the key {key!r}, read {got!r}"
+        if difference := first_difference(value, got[read[0]], f"{where}{{{key!r}}}"):
+            return difference
     return ""
 
 

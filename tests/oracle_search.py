@@ -52,7 +52,7 @@ def decode(doc: dict[str, Any]) -> tuple[str, list[Any]]:
     return doc["oracle"], [one(a) for a in doc["args"]]
 
 
-def checks() -> dict[str, tuple[Callable[..., None], st.SearchStrategy[Any]]]:
+def checks() -> dict[str, tuple[Callable[..., object], st.SearchStrategy[Any]]]:
     """Each oracle's check and the strategy of its cases, from the oracle tests themselves."""
     from tests.oracles import delta_cases
     from tests.test_oracle_delta_merge import check_delta

@@ -4,7 +4,7 @@ against the profiles, with no JVM: what Spark's reader, Spark's `mergeSchema` an
 
 - spark-read: we name a loud break exactly when Spark failed, and our error's rule names Spark's
   error condition; a quiet break exactly when Spark changed an edge value, or returned the very
-  values with another meaning (`RELABELS`).
+  values with another meaning: a relabel (`oracles.relabel`), which we name by its rule.
 - spark-merge, delta-merge: we merge exactly when the engine did, to the engine's type; where it
   refused, our conflict's rule names its condition. A Delta append that lands with changed
   values is a break we must report.
@@ -32,7 +32,7 @@ from schemaguard.model import DataType, Field, Schema
 from schemaguard.rules.profiles import can_read, merge_schemas
 from schemaguard.rules.promotions import DELTA_WIDENING, SPARK_READ_PROMOTIONS, SPARK_ROW_READ, Promotion
 from schemaguard.spark import kept_conf
-from tests.oracles import ORACLE_SCALE, RELABELS, predicted
+from tests.oracles import ORACLE_SCALE, predicted, relabel
 from tests.truth_tables import (
     DELTA_MERGE_HEADER,
     LEAF,
@@ -69,17 +69,20 @@ def _check(rows: Iterable[dict[str, str]], disagreement: Callable[[dict[str, str
 
 
 def read_disagreement(row: dict[str, str], options: Options | None = None) -> str:
-    writer = one(LEAF[row["writer"]].type, row["writer_nullable"] == "true")
-    reader = one(as_type(row["reader"]), row["reader_nullable"] == "true")
-    problems = can_read(writer, reader, "spark-read", options)
+    w, r = LEAF[row["writer"]].type, as_type(row["reader"])
+    problems = can_read(one(w, row["writer_nullable"] == "true"), one(r, row["reader_nullable"] == "true"),
+                        "spark-read", options)
     ours = errors(problems)
     loud, quiet = [p for p in ours if not p.quiet], [p for p in ours if p.quiet]
+    named, stated = {p.rule.id for p in quiet}, {rule} if (rule := relabel(w, r)) else set()
     if bool(loud) != refused(row["outcome"]):
         return f"ours={[p.code for p in ours] or 'reads'}"
+    if not refused(row["outcome"]) and not stated <= named:
+        return f"Spark reads the values under {rule}, and we say {sorted(named) or 'nothing'}"
     if row["outcome"] == "changed" and not quiet:
         return "Spark changes the values and we call the read fine"
-    if row["outcome"] == "ok" and any(p.rule.id not in RELABELS for p in quiet):
-        return f"Spark reads every value unchanged, and we say {[p.rule.id for p in quiet]}"
+    if row["outcome"] == "ok" and not named <= stated:
+        return f"Spark reads every value unchanged, and we say {sorted(named - stated)}"
     if refused(row["outcome"]) and not any(predicted({p.rule.id for p in ours}, c)
                                            for c in row["outcome"].split("|")):
         return f"both refuse, but our rules {[p.rule.id for p in ours]} do not name it"

@@ -5,15 +5,16 @@ timestamp unit and UTC flag, INT96, unsigned and half-precision numbers, UUID, J
 each nullability, three tables record what the engines do:
 
 - `spark_read.csv`: Spark's vectorized reader reading a file of the writer's leaf with a declared
-  reader type: `ok` (every edge value comes through exactly), `changed` (read, with another value)
+  reader type: `ok` (every edge value comes through exactly as the declared type holds it,
+  `oracles.spark_value`: a relabel's under its new meaning), `changed` (read, with another value)
   or the error conditions it failed with;
 - `spark_read_rows.csv`: the same reads with the vectorized reader off
   (`spark.sql.parquet.enableVectorizedReader=false`: parquet-mr's row-by-row converters);
 - `spark_merge.csv`: `mergeSchema` over a file of each leaf (the first sorts first): the merged
   type, or the error conditions;
 - `delta_merge.csv`: a Delta table of one Spark type appended with a DataFrame of another with
-  `mergeSchema`, type widening off and on: the table's new type (values read back exactly), or
-  `changed`, or the error conditions.
+  `mergeSchema`, type widening off and on: the table's new type (values read back exactly as it
+  holds them), or `changed`, or the error conditions.
 
 `make oracle-tables` (`python -m tests.truth_tables`) writes them under `tests/truth/` with real
 Spark and delta-spark; `tests/test_truth_tables.py` replays every row against the profiles with no
@@ -57,7 +58,8 @@ from schemaguard.model import (
     TimeType,
     UuidType,
 )
-from tests.oracles import conditions, edges, same, spark_atomic, spark_to_model
+from tests.exact import NoExactValue, first_difference
+from tests.oracles import conditions, edges, spark_atomic, spark_to_model, spark_value
 
 TRUTH = Path(__file__).resolve().parent / "truth"
 
@@ -167,10 +169,15 @@ def write_leaf(leaf: Leaf, nullable: bool, path: Path) -> list[Any]:
 # The three probes (each takes a live SparkSession)
 
 
-def outcome_of(expected: list[Any], got: list[Any]) -> tuple[str, str]:
-    """`ok`, or `changed` with the first value read differently."""
-    for e, g in zip(expected, got, strict=True):
-        if not same(e, g):
+def outcome_of(written: list[Any], w: DataType, r: DataType, got: list[Any]) -> tuple[str, str]:
+    """`ok` when each value written as `w` was read exactly as `r` holds it (`spark_value`), or
+    `changed` with the first value read otherwise."""
+    for e, g in zip(written, got, strict=True):
+        try:
+            changed = bool(first_difference(spark_value(e, w, r), g))
+        except NoExactValue:  # `r` cannot hold it: any value read is a change
+            changed = True
+        if changed:
             return "changed", f"wrote {e!r}, read {g!r}"
     return "ok", ""
 
@@ -205,13 +212,12 @@ def probe_read(spark: Any, folder: Path, leaf: Leaf, writer_nullable: bool, read
         draft = Path(tempfile.mkstemp(dir=folder, suffix=".tmp")[1])
         write_leaf(leaf, writer_nullable, draft)
         draft.replace(path)
-    expected = written(leaf.type, writer_nullable)
     declared = _one_column(_model_to_spark(reader), reader_nullable)
     try:
         got = [r["c"] for r in spark.read.schema(declared).parquet(str(path)).collect()]
     except Exception as e:  # the engine's "no", recorded as it is; the replay judges it
         return failure(e)
-    return outcome_of(expected, got)
+    return outcome_of(written(leaf.type, writer_nullable), leaf.type, reader, got)
 
 
 def probe_spark_merge(spark: Any, folder: Path, left: Leaf, right: Leaf, nullable: bool) -> tuple[str, str]:
@@ -249,9 +255,10 @@ def delta_append(spark: Any, target: Path, data: DataType, nullable: bool) -> tu
         got = [r["c"] for r in read.collect()]
     except Exception as e:
         return failure(e)
-    merged = type_name(spark_to_model(read.schema["c"].dataType))  # type: ignore[arg-type]
-    verdict, detail = outcome_of([r[0] for r in rows], got)
-    return (verdict, f"{merged}; {detail}") if detail else ("ok", merged)
+    merged = spark_to_model(read.schema["c"].dataType)
+    verdict, detail = outcome_of([r[0] for r in rows], data, merged, got)
+    name = type_name(merged)  # type: ignore[arg-type]
+    return (verdict, f"{name}; {detail}") if detail else ("ok", name)
 
 
 def probe_delta_merge(spark: Any, folder: Path, table: DataType, data: DataType, nullable: bool,
