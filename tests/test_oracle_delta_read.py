@@ -36,7 +36,7 @@ from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.lake.table import read
 from schemaguard.model import DataType, Field, Schema, SchemaTransform, transform
 from schemaguard.rules.profiles import can_read
-from tests.exact import NoExactValue, decimal_as, first_difference
+from tests.exact import Map, NoExactValue, decimal_as, first_difference
 from tests.oracles import predicted, refusal
 
 D = decimal.Decimal
@@ -132,7 +132,7 @@ def projected(value: Any, w: Any, r: Any, nullable: bool) -> Any:
         result = [projected(e, w["elementType"], r["elementType"], r["containsNull"]) for e in value]
     elif isinstance(r, dict) and r["type"] == "map" and isinstance(w, dict) and w["type"] == "map":
         key, item = (w["keyType"], r["keyType"]), (w["valueType"], r["valueType"], r["valueContainsNull"])
-        result = {projected(k, *key, False): projected(v, *item) for k, v in value.items()}
+        result = Map({projected(k, *key, False): projected(v, *item) for k, v in value.items()})
     else:
         result = converted(value, w, r)
     if result is None and not nullable:
