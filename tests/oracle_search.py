@@ -1,10 +1,10 @@
 """`make oracle`: a randomized search against the real engines, several thousand pairs.
 
 The same cases and checks as the oracle tests (spark-read, spark-merge over 3 to 5 files in any
-order, delta-merge and delta-write with and without type widening), drawn afresh each run instead of the fixed
-sample `make test` runs. Every disagreement is written to `tests/oracle_cases/` as a case that
-`tests/test_oracle_cases.py` replays in `make test` from then on; the run prints what it found
-and exits 1 when it found anything.
+order, delta-merge, delta-write and delta-merge-into with and without type widening), drawn afresh
+each run instead of the fixed sample `make test` runs. Every disagreement is written to
+`tests/oracle_cases/` as a case that `tests/test_oracle_cases.py` replays in `make test` from then
+on; the run prints what it found and exits 1 when it found anything.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from schemaguard.model import Schema
 
 CASES = Path(__file__).resolve().parent / "oracle_cases"
 # of the pairs asked for
-SHARE = {"spark-read": 0.40, "spark-merge": 0.30, "delta-merge": 0.15, "delta-write": 0.15}
+SHARE = {"spark-read": 0.35, "spark-merge": 0.25, "delta-merge": 0.15, "delta-write": 0.10,
+         "delta-merge-into": 0.15}
 
 
 def encode(oracle: str, args: tuple[Any, ...]) -> dict[str, Any]:
@@ -56,6 +57,7 @@ def checks() -> dict[str, tuple[Callable[..., object], st.SearchStrategy[Any]]]:
     """Each oracle's check and the strategy of its cases, from the oracle tests themselves."""
     from tests.oracles import delta_cases
     from tests.test_oracle_delta_merge import check_delta
+    from tests.test_oracle_delta_merge_into import EVOLUTIONS, check_merge_into
     from tests.test_oracle_delta_write import check_write
     from tests.test_oracle_spark_merge import check_merge, merge_cases
     from tests.test_oracle_spark_read import check_read, read_cases
@@ -67,6 +69,9 @@ def checks() -> dict[str, tuple[Callable[..., object], st.SearchStrategy[Any]]]:
                         st.tuples(delta_cases(), st.booleans()).map(lambda x: (*x[0], x[1]))),
         "delta-write": (lambda spark, t, d, w: check_write(spark, t, d, w),
                         st.tuples(delta_cases(), st.booleans()).map(lambda x: (*x[0], x[1]))),
+        "delta-merge-into": (check_merge_into, st.tuples(delta_cases(), st.booleans(),
+                                                         st.sampled_from(EVOLUTIONS)).map(
+                                                             lambda x: (*x[0], x[1], x[2]))),
     }
 
 

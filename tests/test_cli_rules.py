@@ -155,6 +155,24 @@ def test_compare_with_the_row_reader(tmp_path: Path, flags: tuple[str, ...], cod
     assert [(p["path"], p["rule"]) for p in doc["problems"]] == [("amount", rule)]
 
 
+@pytest.mark.parametrize(("table", "source", "flags", "code", "rules"), [
+    ("int32", "int64", (), 1, ["delta-merge-into.overflow"]),  # int32 stays: a value that does not fit fails
+    ("int32", "int64", ("--type-widening",), 0, []),  # the table widens to int64
+    ("int32", "int16", (), 0, ["delta-merge-into.exact"]),
+    ("string", "int32", (), 1, ["delta-merge-into.as-text"]),  # a quiet break: the numbers' text
+    ("string", "int32", ("--allow-quiet",), 0, ["delta-merge-into.as-text"]),
+    ("boolean", "int32", (), 1, ["delta-merge-into.no-cast"]),
+])
+def test_compare_with_merge_into(tmp_path: Path, table: str, source: str, flags: tuple[str, ...], code: int,
+                                 rules: list[str]) -> None:
+    writer = write_json(tmp_path / "source.json", notation(("qty", source)))
+    reader = write_json(tmp_path / "table.json", notation(("qty", table)))
+    returncode, doc = run_json("compare", "--writer", writer, "--reader", reader,
+                               "--profile", "delta-merge-into", *flags)
+    assert returncode == code and doc["profile"] == "delta-merge-into"
+    assert [p["rule"] for p in doc["problems"]] == rules
+
+
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
     """A Parquet table whose `amount` widens from decimal(10,2) to decimal(12,2) on its second day."""

@@ -310,6 +310,37 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
     ("delta-write", Options(type_widening=True), one("int64"), one("int32"),
      {("delta-write.schema-change", "error")}),
     ("delta-write", Options(), one("string"), one("string", False), {("delta-write.not-null", "warning")}),
+    # MERGE INTO with schema evolution (tests/test_oracle_delta_merge_into.py): the source is the writer,
+    # the table the reader; the table keeps its type where Spark casts implicitly, values cast under ANSI
+    ("delta-merge-into", Options(), one("int32"), one("int64"), {("delta-merge-into.exact", "info")}),
+    ("delta-merge-into", Options(), one("int64"), one("int32"), {("delta-merge-into.overflow", "error")}),
+    ("delta-merge-into", Options(type_widening=True), one("int64"), one("int32"), set()),  # the table widens
+    ("delta-merge-into", Options(), one("decimal(12,4)"), one("decimal(10,2)"),
+     {("delta-merge-into.overflow", "error")}),  # 99999999.9999 rounds up past 8 integer digits
+    ("delta-merge-into", Options(), one("decimal(10,4)"), one("decimal(10,2)"),
+     {("delta-merge-into.rounded", "error")}),
+    ("delta-merge-into", Options(), one("uint16"), one("decimal(9,2)"), {("delta-merge-into.exact", "info")}),
+    ("delta-merge-into", Options(), one("int32"), one("float"), {("delta-merge-into.rounded", "error")}),
+    ("delta-merge-into", Options(), one("int16"), one("float"), {("delta-merge-into.exact", "info")}),
+    ("delta-merge-into", Options(), one("string"), one("int32"),
+     {("delta-merge-into.invalid-text", "error")}),
+    ("delta-merge-into", Options(), one("date"), one("timestamp_us_utc"),
+     {("delta-merge-into.date-timestamp", "info")}),
+    ("delta-merge-into", Options(), one("timestamp_us_utc"), one("date"),
+     {("delta-merge-into.to-date", "error")}),
+    ("delta-merge-into", Options(), one("timestamp_us_utc"), one("timestamp_us_local"),
+     {("delta-merge-into.timestamp-relabel", "error")}),
+    ("delta-merge-into", Options(), one("string"), one("binary"),
+     {("delta-merge-into.string-binary", "error")}),
+    ("delta-merge-into", Options(), one("boolean"), one("string"), {("delta-merge-into.as-text", "error")}),
+    ("delta-merge-into", Options(), one("boolean"), one("int32"), {("delta-merge-into.no-cast", "error")}),
+    ("delta-merge-into", Options(), named("d", "string"), one("string", False),
+     {("delta-merge-into.missing", "error")}),  # INSERT * writes null into `c`
+    ("delta-merge-into", Options(), one("string"), one("string", False),
+     {("delta-merge-into.not-null", "warning")}),
+    ("delta-merge-into", Options(case_sensitive=True), named("C"), named("c"),
+     {("delta-merge-into.case", "error")}),
+    ("delta-merge-into", Options(), named("C"), named("c"), set()),
     # void (Spark's NullType): checked against Spark and delta-spark in tests/test_void.py
     ("delta-merge", Options(), one("void"), one("string"), set()),
     ("delta-merge", Options(), one("string"), one("void"), set()),
@@ -333,7 +364,8 @@ DOCUMENTATION_ROWS = {"spark.identity", "delta.identity", "iceberg.identity", "d
                       "positional.identity", "spark-read.missing", "spark-read.nullability",
                       "delta-read.missing", "positional.nullability",
                       "delta-merge.void",  # a merge that succeeds names no rule: tests/test_void.py
-                      "delta.drop-rename"}  # table_refusals, not can_read: tests/test_delta_refusals.py
+                      "delta.drop-rename",  # table_refusals, not can_read: tests/test_delta_refusals.py
+                      "delta-merge-into.identity", "delta-merge-into.nullability"}
 
 
 @pytest.mark.parametrize(("profile", "options", "writer", "reader", "expected"), CASES,
@@ -343,7 +375,8 @@ def test_rule_row(profile: str, options: Options, writer: Schema, reader: Schema
     assert rules_of(can_read(writer, reader, profile, options)) == expected
 
 
-TABLES = [p.table for p in PROFILES.values() if isinstance(p, ReadProfile)]
+# the read profiles' tables, and the one MERGE INTO runs on its source against the evolved table
+TABLES = [*(p.table for p in PROFILES.values() if isinstance(p, ReadProfile)), read.DELTA_MERGE_INTO]
 
 
 def table_rules(t: read.Table) -> list[base.Rule]:

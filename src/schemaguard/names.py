@@ -32,8 +32,8 @@ COLUMN_MAPPINGS: tuple[ColumnMapping, ...] = get_args(ColumnMapping)
 ICEBERG_VERSIONS: tuple[IcebergVersion, ...] = get_args(IcebergVersion)
 
 # rules/profiles.py's registry, in its order; the merge profiles are those that merge many schemas.
-PROFILE_NAMES = ("avro", "spark-read", "spark-merge", "delta-merge", "delta-write", "delta-read",
-                 "delta-stream", "iceberg", "positional")
+PROFILE_NAMES = ("avro", "spark-read", "spark-merge", "delta-merge", "delta-write", "delta-merge-into",
+                 "delta-read", "delta-stream", "iceberg", "positional")
 MERGE_PROFILE_NAMES = ("spark-merge", "delta-merge")
 
 

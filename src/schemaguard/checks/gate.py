@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
@@ -40,14 +40,12 @@ from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import SUMMARY_FILES, TableRead
 from schemaguard.model import (
     DataType,
-    Field,
     ListType,
     MapType,
     Schema,
-    SchemaTransform,
     StructType,
+    as_nullable,
     child_nodes,
-    transform,
     walk,
 )
 from schemaguard.paths import segment
@@ -239,7 +237,8 @@ def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     result = merge_schemas([s.schema for s in sources], "spark-merge")
     nodes = [_nodes(s.schema) for s in sources]  # each input's nodes once, whatever asks
     conflicts = [_gate_conflict(c, sources, nodes) for c in result.conflicts]
-    merged = _nullable_schema(result.merged) if result.merged is not None and sources else None
+    # as `spark.read` reports it
+    merged = as_nullable(result.merged) if result.merged is not None and sources else None
     notes: list[str] = []
     if not sources:
         notes.append("no readable footer: Spark cannot infer a schema (UNABLE_TO_INFER_SCHEMA)")
@@ -300,23 +299,6 @@ def _side(type_: str, indexes: list[int], sources: list[_Source]) -> Side:
     files = [f for s in chosen for f in s.files]
     return Side(type_, tuple(sorted(s.version for s in chosen if s.version is not None)),
                 sum(s.count for s in chosen), tuple(files[:SAMPLE]))
-
-
-class _AsNullable(SchemaTransform):
-    """`DataType.asNullable`: what `spark.read` reports."""
-
-    def field(self, f: Field, path: str, type_result: DataType) -> Field:
-        return replace(f, type=type_result, nullable=True)
-
-    def list(self, t: ListType, path: str, element: DataType) -> DataType:
-        return ListType(element, True)
-
-    def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
-        return MapType(key, value, True)
-
-
-def _nullable_schema(schema: Schema) -> Schema:
-    return transform(schema, _AsNullable())
 
 
 # --- the schema without merge ------------------------------------------------------------------
@@ -414,7 +396,7 @@ def _without_merge(
             schema = next(_spark_input(v.footer) for v in ordered if v.number == version)
     if schema is not None:
         alone = merge_schemas([schema], "spark-merge")  # Spark's view of it; fails on types Spark cannot read
-        schema = _nullable_schema(alone.merged) if alone.merged is not None else None
+        schema = as_nullable(alone.merged) if alone.merged is not None else None
         error = None if alone.merged is not None else alone.conflicts[0].message
     if schema is None:
         return WithoutMerge(from_file, source, version, None, error, (), ())

@@ -15,6 +15,12 @@ data columns are appended to their struct, byte/short/int mix, and a type change
 type-widening feature and a row of its table (promotions.DELTA_WIDENING), checked against real Delta
 4.4.0.
 
+Delta's MERGE INTO with schema evolution (`mergeSchemas(target, source, allowImplicitConversions =
+true)`; docs/reference/compat-rules.md §4 MERGE INTO) merges alike, except that a type the
+type-widening table does not widen keeps the table's type whenever Spark casts the source's type to it
+implicitly (promotions.implicit_cast), and new columns come in nullable; checked against real Delta
+4.4.0 (tests/test_oracle_delta_merge_into.py).
+
 Spark and Delta stop at the first conflict. `merge` finds them all in one pass: a conflict takes
 its field out of the merge so far and out of every later input, and the merge goes on, so each
 conflicting field is named once, with the input whose merge failed on it: what restarting the
@@ -46,12 +52,13 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VoidType,
+    as_nullable,
     transform,
     visit_with_partner,
     walk,
 )
 from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
-from schemaguard.rules.promotions import DELTA_WIDENING
+from schemaguard.rules.promotions import DELTA_MERGE_INTO_NO_CAST, DELTA_WIDENING, implicit_cast
 
 # Merges two schemas (left, right, options) into one without the fields they clash on, and the clashes.
 Merger = Callable[[Schema, Schema, Options], tuple[Schema, list["_Clash"]]]
@@ -300,7 +307,7 @@ class _DeltaMerge(_Merge):
         return void if void is not None else super().mismatch(writer, reader, paths)
 
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> DataType:
-        tt, dt, path, o = reader, writer, paths.reader, self.o
+        tt, dt, o = reader, writer, self.o
         if tt == dt:
             return tt
         void = _void_merged(tt, dt)
@@ -308,13 +315,32 @@ class _DeltaMerge(_Merge):
             return void
         if o.type_widening and any(p.test(tt, dt, o) for p in DELTA_WIDENING):
             return dt
+        return self.not_widened(tt, dt, paths.reader)
+
+    def not_widened(self, tt: Leaf, dt: Leaf, path: str) -> DataType:
+        """Two types no widening of the table's makes one: the table's (`tt`) and the data's."""
         if _small_int(tt) and _small_int(dt):
             # byte/short/int mix (§4, one Parquet INT32): the wider one wins, with or without type
             # widening (observed on Delta 4.4.0: byte table + short data is smallint)
             return tt if tt.bits >= dt.bits else dt
-        if not o.type_widening:
+        if not self.o.type_widening:
             return self.clash(_Clash(path, tt, dt, DELTA_NO_WIDENING.text, DELTA_NO_WIDENING), tt)
         return self.clash(_Clash(path, tt, dt, DELTA_MERGE.text, DELTA_MERGE), tt)
+
+
+class _DeltaMergeInto(_DeltaMerge):
+    """`mergeSchemas(target, source, allowImplicitConversions = true)`, as MERGE INTO's schema evolution
+    calls it: a widening the table's type-widening feature allows changes the table's type; any other
+    type Spark casts to the table's implicitly keeps the table's type (the MERGE casts the values); a new
+    column comes in nullable, whatever the source says (observed on Delta 4.4.0)."""
+
+    def writer_only(self, writer: Field, pair: _Pair, paths: Paths) -> Field:
+        return replace(writer, type=as_nullable(writer.type), nullable=True)
+
+    def not_widened(self, tt: Leaf, dt: Leaf, path: str) -> DataType:
+        if implicit_cast(dt, tt):
+            return tt
+        return self.clash(_Clash(path, tt, dt, DELTA_MERGE_INTO_NO_CAST.text, DELTA_MERGE_INTO_NO_CAST), tt)
 
 
 def _void_merged(table: DataType, data: DataType) -> DataType | None:
@@ -338,7 +364,17 @@ def spark_merge(left: Schema, right: Schema, o: Options) -> tuple[Schema, list[_
 
 def delta_merge(table: Schema, data: Schema, o: Options) -> tuple[Schema, list[_Clash]]:
     """Delta's merge of the data's schema into the table's, without the fields they clash on."""
-    visitor = _DeltaMerge(o)
+    return _delta(table, data, _DeltaMerge(o))
+
+
+def delta_merge_into(table: Schema, source: Schema, o: Options) -> tuple[Schema, list[_Clash]]:
+    """The table's schema after MERGE INTO with schema evolution from a source of schema `source`,
+    without the fields they clash on."""
+    return _delta(table, source, _DeltaMergeInto(o))
+
+
+def _delta(table: Schema, data: Schema, visitor: _DeltaMerge) -> tuple[Schema, list[_Clash]]:
+    """One of Delta's merges, then its table-feature check: an added timestamp_ntz field fails."""
     merged = visit_with_partner(data, table, visitor)
     assert isinstance(merged, StructType)
     result, clashes = Schema(merged.fields), visitor.clashes

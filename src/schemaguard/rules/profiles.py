@@ -3,8 +3,9 @@
 A profile answers one question, `problems(writer, reader, options)`: what does a reader with
 schema R meet on data written with schema W? Read profiles walk both schemas with their rule
 table (rules/read.py); merge profiles merge the reader's (table's) schema with the data's
-(rules/merge.py), and "R reads W" means the merge succeeds. The command line, the configuration
-and the list in docs/rules.md all take their names from `PROFILES`.
+(rules/merge.py), and "R reads W" means the merge succeeds; Delta's writes (a batch write, MERGE
+INTO) merge first and then judge what the write does to the data. The command line, the
+configuration and the list in docs/rules.md all take their names from `PROFILES`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from schemaguard.model import Schema
 from schemaguard.names import Identity
 from schemaguard.rules import avro, read
 from schemaguard.rules.changes import Operation, OpKind, diff
-from schemaguard.rules.merge import Merger, MergeResult, delta_merge, merge, spark_merge
+from schemaguard.rules.merge import Merger, MergeResult, delta_merge, delta_merge_into, merge, spark_merge
 
 
 class Profile(Protocol):
@@ -115,10 +116,14 @@ class WriteProfile:
         changed = [Problem(op.path, ProblemCode.SCHEMA_CHANGE_NEEDS_MERGE,
                            f"`{op.path}`: {_spelt(op)}: {DELTA_WRITE.text}", DELTA_WRITE)
                    for op in diff(table, result.merged, "name-ci")]
-        nulls = [Problem(op.path, ProblemCode.NULLS_INTO_NOT_NULL, f"`{op.path}`: {DELTA_WRITE_NULLS.text}",
-                         DELTA_WRITE_NULLS, "warning")
-                 for op in diff(reader, writer, "name-ci") if op.kind == OpKind.NULLABILITY_RELAXED]
-        return changed + nulls
+        return changed + _nulls_into_not_null(writer, reader, DELTA_WRITE_NULLS)
+
+
+def _nulls_into_not_null(writer: Schema, reader: Schema, rule: Rule) -> list[Problem]:
+    """A warning wherever the data may hold nulls and the table's column is NOT NULL: Delta checks
+    the constraint on the values, so only the data can tell whether the write fails."""
+    return [Problem(op.path, ProblemCode.NULLS_INTO_NOT_NULL, f"`{op.path}`: {rule.text}", rule, "warning")
+            for op in diff(reader, writer, "name-ci") if op.kind == OpKind.NULLABILITY_RELAXED]
 
 
 def _spelt(op: Operation) -> str:
@@ -126,13 +131,62 @@ def _spelt(op: Operation) -> str:
     return f"{op.kind.value.replace('_', ' ')} ({op.before or '-'} -> {op.after or '-'})"
 
 
-AnyProfile = ReadProfile | MergeProfile | AvroProfile | WriteProfile
+# MERGE WITH SCHEMA EVOLUTION INTO t USING s ON ... WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED
+# THEN INSERT * (or the same MERGE with spark.databricks.delta.schema.autoMerge.enabled).
+_MI = "delta-spark 4.4 MERGE INTO (tests/test_oracle_delta_merge_into.py)"
+DELTA_MERGE_INTO_NULLS = Rule("delta-merge-into.not-null", "the source may hold nulls in a NOT NULL column: "
+                              "the MERGE writes them as they come, and the first null written fails it "
+                              "(DELTA_NOT_NULL_CONSTRAINT_VIOLATED)", f"{CR} §4 MERGE INTO; {_MI}; "
+                              "delta-spark 4.4 DeltaInvariantChecker")
+DELTA_MERGE_INTO_CASE = Rule("delta-merge-into.case", "with spark.sql.caseSensitive, UPDATE SET * and INSERT "
+                             "* look the table's top-level columns up by their exact names: a source column "
+                             "spelt in another case is not found (DELTA_MISSING_SET_COLUMN); nested fields "
+                             "still match in any case", f"{CR} §4 MERGE INTO; {_MI}")
+
+
+@dataclass(frozen=True, slots=True)
+class MergeIntoProfile:
+    """Delta's MERGE INTO with schema evolution, updating and inserting every column (`*`): the
+    table's schema is the reader's, the source's the writer's. The schema evolves first
+    (rules/merge.py `delta_merge_into`: new columns added, a widening under type widening, the
+    table's type kept where Spark casts implicitly); then every value is cast to the table's type
+    under the ANSI store assignment (rules/read.py `DELTA_MERGE_INTO`: an overflow or malformed
+    text fails the MERGE, a rounding is a quiet break) and nulls meet the NOT NULL columns."""
+
+    name: str = "delta-merge-into"
+    default_identity: Identity = "name-ci"
+    by_mapping_id: bool = True  # a Delta table (table_refusals); the source still binds by name
+    case_flag: bool = False  # names pair case-insensitively at any depth; the case rule is its own
+
+    def evolve(self, writer: Schema, reader: Schema, options: Options) -> MergeResult:
+        """The table's schema after the MERGE, or the conflicts that fail it."""
+        return merge([reader, writer], delta_merge_into, options)
+
+    def problems(self, writer: Schema, reader: Schema, options: Options) -> list[Problem]:
+        result = self.evolve(writer, reader, options)
+        if result.merged is None:
+            return [Problem(c.path, ProblemCode.MERGE_CONFLICT, c.message, c.rule) for c in result.conflicts]
+        case = _case_misses(writer, reader) if options.case_sensitive else []
+        casts = read.read_problems(writer, result.merged, read.DELTA_MERGE_INTO, options)
+        return case + casts + _nulls_into_not_null(writer, reader, DELTA_MERGE_INTO_NULLS)
+
+
+def _case_misses(source: Schema, table: Schema) -> list[Problem]:
+    """The source's top-level columns spelt otherwise than the table's (DELTA_MERGE_INTO_CASE)."""
+    spelt = {f.name.lower(): f.name for f in table.fields}
+    return [Problem(name, ProblemCode.FIELD_RENAMED, f"`{f.name}` in the source, `{name}` in the table: "
+                    f"{DELTA_MERGE_INTO_CASE.text}", DELTA_MERGE_INTO_CASE)
+            for f in source.fields if (name := spelt.get(f.name.lower(), f.name)) != f.name]
+
+
+AnyProfile = ReadProfile | MergeProfile | AvroProfile | WriteProfile | MergeIntoProfile
 _ALL: tuple[AnyProfile, ...] = (
     AvroProfile(),
     ReadProfile("spark-read", read.SPARK_READ, case_flag=True),
     MergeProfile("spark-merge", spark_merge),
     MergeProfile("delta-merge", delta_merge, by_mapping_id=True),
     WriteProfile(),
+    MergeIntoProfile(),
     ReadProfile("delta-read", read.DELTA_READ, by_mapping_id=True, case_flag=True),
     ReadProfile("delta-stream", read.DELTA_STREAM, by_mapping_id=True),
     ReadProfile("iceberg", read.ICEBERG),

@@ -4,7 +4,9 @@ Each row is a `Promotion`: the rule it comes from (`docs/reference/compat-rules.
 Iceberg, §4 Delta, §5 Spark; `docs/reference/parquet-and-spark.md` §2.5 read-time conversions) and a
 test on the writer's and the reader's type. The read profiles (rules/read.py) and Delta's merge
 (rules/merge.py) look their promotions up here. Spark's row-by-row reader (vectorized reader off)
-has its own table, `SPARK_ROW_READ`, which also names the reads it fails.
+has its own table, `SPARK_ROW_READ`, which also names the reads it fails; Delta's MERGE INTO has
+`DELTA_MERGE_INTO_CASTS`, what its writes make of the source's values (`implicit_cast` is the
+schema side of it).
 """
 
 from __future__ import annotations
@@ -343,4 +345,133 @@ ICEBERG_PROMOTIONS = (
                    f"{CR} §3 (spec v3; TypeUtil at HEAD does not implement it)"),
               lambda w, r, o: o.iceberg_version >= 3 and isinstance(w, DateType)
               and isinstance(r, TimestampType) and not r.utc),
+)
+
+# ---------------------------------------------------------------------------------------------
+# MERGE INTO with schema evolution (docs/reference/compat-rules.md §4 MERGE INTO): the source's
+# values are cast to the table's column type under spark.sql.storeAssignmentPolicy (ANSI, the default)
+
+
+def implicit_cast(w: DataType, r: DataType) -> bool:
+    """Spark's implicit cast of a value of type `w` into `r` (`TypeCoercion.implicitCast`), which
+    MERGE INTO's schema evolution accepts in place of a type change (`mergeSchemas(...,
+    allowImplicitConversions = true)`), on two different types as Spark sees them: any number to any
+    number, anything atomic to string, string to a number, binary, date or timestamp, a date to either
+    timestamp, a timestamp to a date or the other timestamp; boolean and binary to string only."""
+    atomic = (IntType, FloatType, DecimalType, StringType, BinaryType, BooleanType, DateType, TimestampType)
+    if not (isinstance(w, atomic) and isinstance(r, atomic)):
+        return False
+    if (_number(w) and _number(r)) or isinstance(r, StringType):
+        return True
+    if isinstance(w, StringType):
+        return not isinstance(r, BooleanType)
+    if isinstance(w, DateType):
+        return isinstance(r, TimestampType)
+    return isinstance(w, TimestampType) and isinstance(r, DateType | TimestampType)
+
+
+DELTA_MERGE_INTO_NO_CAST = Rule(
+    "delta-merge-into.no-cast", "MERGE INTO's schema evolution keeps the table's type where Spark casts the "
+    "source's type to it implicitly; there is no such cast here (boolean or binary to anything but string, "
+    "a number to or from a date, timestamp, boolean or binary, string to boolean): "
+    "DELTA_FAILED_TO_MERGE_FIELDS", f"{CR} §4 MERGE INTO; delta-spark 4.4 ResolveDeltaMergeInto, "
+    "SchemaMergingUtils.mergeSchemas (allowImplicitConversions); Spark 4.1 TypeCoercion.implicitCast")
+
+
+def _number(t: DataType) -> bool:
+    return isinstance(t, IntType | FloatType | DecimalType)
+
+
+_SIGNIFICAND = {32: 24, 64: 53}  # bits of a float's and a double's significand: integers up to 2**m are exact
+
+
+def _largest(t: DataType, unscaled: bool = False) -> int:
+    """The largest magnitude an integer or decimal column holds: of its integer part (a cast to an
+    integer truncates), or `unscaled`, of its digits (what a float must hold to be exact)."""
+    if isinstance(t, IntType):
+        low, high = _int_range(t) or (0, 0)
+        return max(-low, high)
+    if isinstance(t, DecimalType):
+        return int(10 ** (t.precision if unscaled else t.precision - t.scale)) - 1
+    return 0
+
+
+def _overflows(w: DataType, r: DataType) -> bool:
+    """Some value of the source's number type (its own: an unsigned integer's range) does not fit the
+    table's, after the cast rounds it: ANSI's cast fails on it. A float's largest values, NaN and
+    infinities fit no integer or decimal; no number overflows a float or a double (double to float
+    goes to infinity)."""
+    if isinstance(r, FloatType):
+        return False
+    if isinstance(w, FloatType):
+        return True
+    if isinstance(r, IntType):
+        return _largest(w) > (_int_range(r) or (0, 0))[1]
+    if not isinstance(r, DecimalType):
+        return False
+    room = r.precision - r.scale  # integer digits
+    if isinstance(w, DecimalType):  # rounding to fewer places carries 99.99 up to 100
+        digits = w.precision - w.scale
+        return digits > room or (w.scale > r.scale and digits == room)
+    return len(str(_largest(w))) > room
+
+
+def _rounds(w: DataType, r: DataType) -> bool:
+    """Some value of the source's number type comes back another number without an error: a fraction
+    truncated or rounded away, digits a float's or double's significand cannot hold, a double out of
+    float's range."""
+    if isinstance(w, FloatType):
+        return not isinstance(r, FloatType) or w.bits > r.bits
+    scale = w.scale if isinstance(w, DecimalType) else 0
+    if isinstance(r, FloatType):
+        return scale > 0 or _largest(w, unscaled=True) > 2 ** _SIGNIFICAND[r.bits]
+    return scale > (r.scale if isinstance(r, DecimalType) else 0)
+
+
+def _text_into(r: DataType) -> bool:
+    """A type text is parsed into (a malformed text fails the cast)."""
+    return _number(r) or isinstance(r, DateType | TimestampType)
+
+
+_CAST = "delta-spark 4.4 UpdateExpressionsSupport.cast (ANSI: an ANSI Cast, CheckOverflowInTableWrite)"
+_MERGE_INTO = "tests/test_oracle_delta_merge_into.py"
+
+DELTA_MERGE_INTO_CASTS = (
+    Promotion(Rule("delta-merge-into.overflow", "a number cast to a type that cannot hold every value of it "
+                   "(a narrower integer, fewer integer digits, fewer decimal places when the largest value "
+                   "rounds up, a float or double into an integer or decimal): the first value that does not "
+                   "fit fails the MERGE (DELTA_CAST_OVERFLOW_IN_TABLE_WRITE), NaN and infinities too",
+                   f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: _number(w) and _number(r) and _overflows(w, r), raw=True, refused=True),
+    Promotion(Rule("delta-merge-into.invalid-text", "text cast to a number, date or timestamp: the first "
+                   "text that does not parse as one fails the MERGE (CAST_INVALID_INPUT)",
+                   f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: isinstance(w, StringType) and _text_into(r), refused=True),
+    Promotion(Rule("delta-merge-into.rounded", "a number cast to a type that holds it only rounded: decimal "
+                   "places beyond the table's rounded half up, fractions of an integer column truncated, "
+                   "digits beyond a float's or double's significand rounded, a double out of float's range "
+                   "written as infinity", f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: _number(w) and _number(r) and _rounds(w, r), raw=True, quiet=True),
+    Promotion(Rule("delta-merge-into.exact", "a number cast to a type that holds every value of it: a wider "
+                   "integer, a decimal with the integer digits and places, float to double, integers within "
+                   "a float's or double's significand", f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: _number(w) and _number(r), raw=True),
+    Promotion(Rule("delta-merge-into.date-timestamp", "a date cast to a timestamp is its midnight (a "
+                   "timestamp's in the session time zone)", f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: isinstance(w, DateType) and isinstance(r, TimestampType)),
+    Promotion(Rule("delta-merge-into.to-date", "a timestamp cast to a date loses its time of day (an "
+                   "instant's in the session time zone)", f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: isinstance(w, TimestampType) and isinstance(r, DateType), quiet=True),
+    Promotion(Rule("delta-merge-into.timestamp-relabel", "timestamp and timestamp_ntz cast to each other: an "
+                   "instant is written as its wall time in the session time zone, a wall time as the "
+                   "instant it is there", f"{CR} §4 MERGE INTO; {PS} §2.6 (ts UTC vs NTZ); {_CAST}"),
+              lambda w, r, o: isinstance(w, TimestampType) and isinstance(r, TimestampType), quiet=True),
+    Promotion(Rule("delta-merge-into.string-binary", "text cast to binary is written as its UTF-8 bytes",
+                   f"{CR} §4 MERGE INTO; {PS} §2.6 (string vs binary); {_CAST}"),
+              lambda w, r, o: isinstance(w, StringType) and isinstance(r, BinaryType), quiet=True),
+    Promotion(Rule("delta-merge-into.as-text", "a value cast to string is written as Spark's text of it: "
+                   "numbers as Java prints them, dates and timestamps in the session time zone, booleans as "
+                   "true or false, bytes decoded as UTF-8 (bytes that are not UTF-8 change)",
+                   f"{CR} §4 MERGE INTO; {_CAST}; {_MERGE_INTO}"),
+              lambda w, r, o: isinstance(r, StringType), quiet=True),
 )

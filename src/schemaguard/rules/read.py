@@ -36,6 +36,8 @@ from schemaguard.names import Identity
 from schemaguard.paths import ELEMENT, VALUE
 from schemaguard.rules.identity import Pair, match_fields
 from schemaguard.rules.promotions import (
+    DELTA_MERGE_INTO_CASTS,
+    DELTA_MERGE_INTO_NO_CAST,
     DELTA_WIDENING,
     ICEBERG_PROMOTIONS,
     SPARK_READ_PROMOTIONS,
@@ -126,6 +128,30 @@ ICEBERG = Table(
     mismatch=Rule("iceberg.type-change", "a type change TypeUtil.isPromotionAllowed does not allow: "
                   "schema updates refuse it and readers cannot promote the file's values",
                   f"{CR} §3; pyiceberg 0.12 update_schema and scan (the read oracle)"),
+)
+
+# MERGE WITH SCHEMA EVOLUTION INTO t USING s ... UPDATE SET * / INSERT * (profiles.MergeIntoProfile):
+# this table is run on the source (the writer) against the table's schema after the evolution (the
+# reader), so each type left different is a cast of the source's values to the table's type.
+_MERGE_INTO = "delta-spark 4.4 MERGE INTO (tests/test_oracle_delta_merge_into.py)"
+DELTA_MERGE_INTO = Table(
+    identity=Rule("delta-merge-into.identity", "UPDATE SET * and INSERT * take the source's columns by "
+                  "name, case-insensitively at every depth (spark.sql.caseSensitive: top-level names "
+                  "exactly); the table's spelling stays, a new column keeps the source's",
+                  f"{CR} §4 MERGE INTO; {_MERGE_INTO}"),
+    default_identity="name-ci", view=spark_view, promotions=DELTA_MERGE_INTO_CASTS,
+    missing=Rule("delta-merge-into.missing", "UPDATE SET * keeps the table's value and INSERT * writes "
+                 "null, which a NOT NULL column refuses at the first row inserted "
+                 "(DELTA_NOT_NULL_CONSTRAINT_VIOLATED); a struct's field is kept alike, one of a struct in a "
+                 "list or map is null in every element the source writes",
+                 f"{CR} §4 MERGE INTO; delta-spark 4.4 UpdateExpressionsSupport.castIfNeeded (target-only "
+                 f"struct fields); {_MERGE_INTO}"),
+    missing_ok=lambda f, o: f.nullable,
+    # nulls into a NOT NULL column are the profile's warning (profiles.DELTA_MERGE_INTO_NULLS)
+    tighten=Rule("delta-merge-into.nullability", "the source's nullability is not checked against the "
+                 "table's: its nulls meet the table's NOT NULL constraint as they are written",
+                 f"{CR} §4 MERGE INTO; {_MERGE_INTO}"), tighten_ok=True,
+    mismatch=DELTA_MERGE_INTO_NO_CAST, spark_void=True,
 )
 
 # A Delta streaming source checks each schema change with SchemaUtils.isReadCompatible(existing =
