@@ -24,6 +24,7 @@ from schemaguard.formats.notation import describe
 from schemaguard.formats.spark import schema_to_spark_json
 from schemaguard.formats.spark_view import spark_view
 from schemaguard.model import (
+    INTERVAL_FIELDS,
     BinaryType,
     BooleanType,
     DataType,
@@ -33,6 +34,7 @@ from schemaguard.model import (
     FixedType,
     FloatType,
     Int96Type,
+    IntervalType,
     IntType,
     JsonType,
     ListType,
@@ -416,6 +418,9 @@ def spark_to_model(t: Any) -> DataType:
     simple = spark_atomic()
     if isinstance(t, T.DecimalType):
         return DecimalType(t.precision, t.scale)
+    if isinstance(t, T.YearMonthIntervalType | T.DayTimeIntervalType):  # fields numbered within the kind
+        skip = 0 if isinstance(t, T.YearMonthIntervalType) else 2
+        return IntervalType(INTERVAL_FIELDS[skip + t.startField], INTERVAL_FIELDS[skip + t.endField])
     if isinstance(t, T.ArrayType):
         return ListType(spark_to_model(t.elementType), t.containsNull)
     if isinstance(t, T.MapType):
@@ -580,11 +585,13 @@ ENGINE_ERRORS: dict[str, frozenset[str]] = {
                                                   "java.lang.UnsupportedOperationException"}),
     "spark-merge.equal": frozenset({"CANNOT_MERGE_SCHEMAS"}),
     "spark-merge.decimal-scale": frozenset({"CANNOT_MERGE_SCHEMAS"}),
+    "spark-merge.interval": frozenset({"CANNOT_MERGE_SCHEMAS"}),  # tests/test_intervals.py
     "merge.kind": frozenset({"CANNOT_MERGE_SCHEMAS", "DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.type": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.no-widening": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),
     "delta-merge.timestamp-ntz": frozenset({"DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"}),
     "delta-write.schema-change": frozenset({"DELTA_METADATA_MISMATCH"}),
+    "delta.interval": frozenset({"DELTA_UNSUPPORTED_DATA_TYPES", "UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE"}),
     # delta-merge-into (tests/test_oracle_delta_merge_into.py): MERGE's analysis refuses a type without
     # an implicit cast; its write fails on the first value the ANSI cast cannot make or a NOT NULL refuses
     "delta-merge-into.no-cast": frozenset({"DELTA_FAILED_TO_MERGE_FIELDS"}),

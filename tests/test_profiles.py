@@ -357,6 +357,23 @@ CASES: list[tuple[str, Options, Schema, Schema, set[tuple[str, str]]]] = [
         {"name": "c", "type": "int8"}, {"name": "d", "type": "timestamp_us_local"}]}), one("int8"),
      {("delta-merge.timestamp-ntz", "error")}),
     ("delta-merge", Options(), one("timestamp_us_local"), one("timestamp_us_local"), set()),
+    # ANSI intervals: checked against Spark's readers and mergeSchema in tests/test_intervals.py
+    ("spark-read", Options(), one("interval_year_to_month"), one("interval_year"),
+     {("spark-read.interval-fields", "error")}),
+    ("spark-read", Options(), one("interval_day"), one("interval_hour_to_second"),
+     {("spark-read.interval-kind", "info")}),
+    ("spark-read", Options(), one("int32"), one("interval_month"),
+     {("spark-read.interval-relabel", "error")}),
+    ("spark-read", Options(), one("interval_day_to_second"), one("int64"),
+     {("spark-read.interval-relabel", "error")}),
+    ("spark-read", Options(), one("interval_day"), one("interval_month"), {("type-mismatch", "error")}),
+    ("spark-merge", Options(), one("interval_year"), one("interval_day"),
+     {("spark-merge.interval", "error")}),
+    ("spark-merge", Options(), one("interval_year"), one("interval_month"), set()),
+    ("delta-merge", Options(), one("interval_day"), one("interval_day"),
+     {("delta.interval", "error")}),
+    ("iceberg", Options(), one("int64"), one("interval_day"), {("iceberg.interval", "error"),
+                                                               ("iceberg.type-change", "error")}),
 ]
 
 # Rows that describe how fields are matched rather than a verdict: covered by the identity tests.

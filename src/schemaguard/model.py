@@ -108,6 +108,26 @@ class VoidType:
     table's schema and leaves it out of the Parquet files it writes."""
 
 
+# Spark's ANSI interval fields, coarsest first: a year-month interval is a span of the first two,
+# a day-time interval of the last four.
+INTERVAL_FIELDS = ("year", "month", "day", "hour", "minute", "second")
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalType:
+    """Spark's ANSI interval, `start` to `end` (two of INTERVAL_FIELDS, the same when one): a
+    year-month interval is a count of months, a day-time one of microseconds. Spark writes them to
+    Parquet as plain INT32 and INT64 and names the type only in its own footer schema."""
+
+    start: str
+    end: str
+
+    @property
+    def months(self) -> bool:
+        """A year-month interval (a count of months), else a day-time one (microseconds)."""
+        return self.start in INTERVAL_FIELDS[:2]
+
+
 @dataclass(frozen=True, slots=True)
 class GeometryType:
     """Parquet GEOMETRY (WKB); `crs` as written, None when the footer names none (OGC:CRS84)."""
@@ -153,7 +173,7 @@ class MapType:
 PrimitiveType = (
     BooleanType | IntType | FloatType | DecimalType | StringType | BinaryType | FixedType
     | UuidType | JsonType | DateType | TimeType | TimestampType | Int96Type | VariantType
-    | VoidType | GeometryType | GeographyType
+    | VoidType | GeometryType | GeographyType | IntervalType
 )
 DataType = PrimitiveType | EnumType | StructType | ListType | MapType
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from schemaguard.errors import TOO_DEEP, UsageError, require_regular
 from schemaguard.model import (
+    INTERVAL_FIELDS,
     TIME_UNITS,
     BinaryType,
     BooleanType,
@@ -33,6 +34,7 @@ from schemaguard.model import (
     GeographyType,
     GeometryType,
     Int96Type,
+    IntervalType,
     IntType,
     JsonType,
     ListType,
@@ -87,6 +89,7 @@ _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _FIXED = re.compile(r"fixed\(\s*(\d+)\s*\)")
 # geometry("EPSG:4326"), geography(null, "KARNEY"): parameters as JSON strings, since a CRS may
 # hold any character (PROJJSON, commas, parentheses).
+_INTERVAL = re.compile(r"interval_([a-z]+)(?:_to_([a-z]+))?")
 _GEO = re.compile(r"(geometry|geography)(?:\((.*)\))?", re.DOTALL)
 
 
@@ -96,6 +99,8 @@ def type_name(t: PrimitiveType) -> str:
         return f"decimal({t.precision},{t.scale})"
     if isinstance(t, FixedType):
         return f"fixed({t.length})"
+    if isinstance(t, IntervalType):
+        return f"interval_{t.start}" + ("" if t.end == t.start else f"_to_{t.end}")
     if isinstance(t, GeometryType):
         return "geometry" if t.crs is None else f"geometry({json.dumps(t.crs)})"
     if isinstance(t, GeographyType):
@@ -121,7 +126,24 @@ def parse_primitive(text: str, where: str = "type") -> PrimitiveType:
         return FixedType(int(m[1]))
     if m := _GEO.fullmatch(text):
         return _geo(m[1], m[2], where)
+    if m := _INTERVAL.fullmatch(text):
+        try:
+            return interval(m[1], m[2] or m[1])
+        except ValueError as e:
+            raise NotationError(f"{where}: {e}") from None
     raise NotationError(f"{where}: unknown type {text!r}")
+
+
+def interval(start: str, end: str) -> IntervalType:
+    """Spark's ANSI interval from `start` to `end` (lower case), checked as Spark checks it: both
+    year-month fields or both day-time ones, the start no finer than the end."""
+    families = (INTERVAL_FIELDS[:2], INTERVAL_FIELDS[2:])
+    family = next((f for f in families if start in f), ())
+    if end not in family or family.index(start) > family.index(end):
+        shown = start if start == end else f"{start} to {end}"
+        raise ValueError(f"interval {shown} is no Spark interval: year to month, or day, hour, "
+                         "minute, second from coarser to finer")
+    return IntervalType(start, end)
 
 
 def _geo(kind: str, params: str | None, where: str) -> PrimitiveType:

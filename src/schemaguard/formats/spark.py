@@ -4,7 +4,8 @@
 Spark type -> notation: byte/short/integer/long -> int8..int64; float/double; decimal(p,s);
 string, char(n), varchar(n) -> string; binary; date; void (NullType) -> void; timestamp ->
 timestamp_us_utc (Spark's TIMESTAMP is an instant in microseconds); timestamp_ntz ->
-timestamp_us_local; array, map, struct.
+timestamp_us_local; `interval year to month` and the other ANSI intervals -> interval_year_to_month
+and so on; array, map, struct.
 Field ids come from the `parquet.field.id` metadata key, which is where Spark keeps them.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from schemaguard.errors import TOO_DEEP
-from schemaguard.formats.notation import describe
+from schemaguard.formats.notation import describe, interval
 from schemaguard.model import (
     BinaryType,
     BooleanType,
@@ -28,6 +29,7 @@ from schemaguard.model import (
     FixedType,
     FloatType,
     Int96Type,
+    IntervalType,
     IntType,
     JsonType,
     ListType,
@@ -69,6 +71,7 @@ _ATOMIC: dict[str, DataType] = {
 }
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 _CHAR = re.compile(r"(?:var)?char\(\d+\)")
+_INTERVAL = re.compile(r"interval (\w+)(?: to (\w+))?")
 FIELD_ID_KEY = "parquet.field.id"
 
 
@@ -82,6 +85,11 @@ def spark_type_to_model(doc: Any, where: str) -> DataType:
             return DecimalType(10, 0)
         if _CHAR.fullmatch(doc):
             return StringType()
+        if m := _INTERVAL.fullmatch(doc):
+            try:
+                return interval(m[1], m[2] or m[1])
+            except ValueError as e:
+                raise SparkSchemaError(f"{where}: {e}") from None
         raise SparkSchemaError(f"{where}: Spark type {doc!r} has no notation equivalent")
     if not isinstance(doc, dict):
         raise SparkSchemaError(f"{where}: not a Spark type: {doc!r}")
@@ -193,6 +201,8 @@ class _ToSpark(SchemaVisitor[SparkType, dict[str, Any]]):
             return "binary"
         if isinstance(t, TimestampType):
             return "timestamp" if t.utc else "timestamp_ntz"
+        if isinstance(t, IntervalType):  # as Spark's typeName: `interval year`, `interval day to second`
+            return f"interval {t.start}" + ("" if t.end == t.start else f" to {t.end}")
         raise SparkSchemaError(f"{path or 'schema'}: {describe(t)} has no Spark type")
 
 

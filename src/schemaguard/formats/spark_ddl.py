@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
+from schemaguard.formats.notation import interval
 from schemaguard.formats.spark import type_to_spark
 from schemaguard.model import (
     BinaryType,
@@ -81,6 +82,18 @@ _ATOMIC: dict[str, DataType] = {
 
 def ddl_type(t: exp.DataType, where: str) -> DataType:
     """The model type of one parsed DDL type."""
+    from sqlglot import exp
+
+    if isinstance(t.this, exp.Interval):  # INTERVAL YEAR TO MONTH: a span, or one field
+        unit = t.this.args["unit"]
+        if isinstance(unit, exp.IntervalSpan):
+            start, end = unit.this.name, unit.args["expression"].name
+        else:
+            start = end = unit.name
+        try:
+            return interval(str(start).lower(), str(end).lower())
+        except ValueError as e:
+            raise DdlTypeError(f"{where}: {e}") from None
     kind = t.this.name
     if kind in _ATOMIC:
         return _ATOMIC[kind]

@@ -38,9 +38,11 @@ from schemaguard.base import CR, PS, Conflict, Options, Rule
 from schemaguard.formats.notation import describe
 from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_schema
 from schemaguard.model import (
+    INTERVAL_FIELDS,
     DataType,
     DecimalType,
     Field,
+    IntervalType,
     IntType,
     Leaf,
     ListType,
@@ -76,6 +78,9 @@ class MergeResult:
 
 SPARK_MERGE = Rule("spark-merge.equal", "StructType.merge needs equal types apart from nullability "
                    "and same-scale decimal precision", f"{CR} §5 StructType.merge; {PS} §2.3")
+SPARK_INTERVALS = Rule("spark-merge.interval", "ANSI intervals of one kind merge into the span of both "
+                       "(interval year and interval month: year to month); a year-month and a day-time "
+                       "interval do not", f"{CR} §5 StructType.merge; tests/test_intervals.py")
 SPARK_DECIMAL_SCALE = Rule("spark-merge.decimal-scale", "decimals of different scale do not merge "
                            "(SPARK-37191)", f"{CR} §5; {PS} §2.3")
 DELTA_MERGE = Rule("delta-merge.type", "with type widening, data merges only when it is wider than "
@@ -286,6 +291,11 @@ class _SparkMerge(_Merge):
             if lt.scale == rt.scale:
                 return DecimalType(max(lt.precision, rt.precision), lt.scale)
             return self.clash(_Clash(path, lt, rt, SPARK_DECIMAL_SCALE.text, SPARK_DECIMAL_SCALE), lt)
+        if isinstance(lt, IntervalType) and isinstance(rt, IntervalType):
+            if lt.months == rt.months:
+                ends = sorted((lt.start, lt.end, rt.start, rt.end), key=INTERVAL_FIELDS.index)
+                return IntervalType(ends[0], ends[-1])
+            return self.clash(_Clash(path, lt, rt, SPARK_INTERVALS.text, SPARK_INTERVALS), lt)
         return self.clash(_Clash(path, lt, rt, SPARK_MERGE.text, SPARK_MERGE), lt)
 
 

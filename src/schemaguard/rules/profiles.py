@@ -15,7 +15,7 @@ from typing import Protocol
 
 from schemaguard.base import CR, Options, Problem, ProblemCode, Rule, allow_quiet
 from schemaguard.formats.avro import AvroSchemaError, as_avro
-from schemaguard.model import Schema
+from schemaguard.model import IntervalType, Schema, walk
 from schemaguard.names import Identity
 from schemaguard.rules import avro, read
 from schemaguard.rules.changes import Operation, OpKind, diff
@@ -224,7 +224,29 @@ def can_read(writer: Schema, reader: Schema, name: str, options: Options | None 
     check_modelled([writer, reader], name)
     o = options or Options()
     problems = p.problems(writer, reader, effective_options(p, o))
+    rule = DELTA_INTERVAL if p.by_mapping_id else ICEBERG_INTERVAL if p.name == "iceberg" else None
+    if rule is not None:  # a table format without intervals
+        problems = _intervals(writer, reader, rule) + problems
     return allow_quiet(problems) if o.allow_quiet else problems
+
+
+DELTA_INTERVAL = Rule(
+    "delta.interval", "a Delta table holds no ANSI interval: delta-spark refuses a table with one "
+    "(DELTA_UNSUPPORTED_DATA_TYPES) and a DataFrame with one written to Delta "
+    "(UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE)", f"{CR} §4 (Delta's types); delta-spark 4.4 "
+    "SchemaUtils.findUnsupportedDataTypes, DeltaDataSource (tests/test_intervals.py)")
+ICEBERG_INTERVAL = Rule(
+    "iceberg.interval", "an Iceberg table holds no ANSI interval (the spec has no interval type): Spark's "
+    "Iceberg catalog refuses a table with one ('Not a supported type')", f"{CR} §3 (Iceberg's types); "
+    "iceberg-spark SparkTypeToType (tests/test_intervals.py)")
+
+
+def _intervals(writer: Schema, reader: Schema, rule: Rule) -> list[Problem]:
+    """Each interval column of either side, once per path, refused by the table format's `rule`."""
+    found = dict.fromkeys(path for schema in (reader, writer) for path, t, _ in walk(schema)
+                          if isinstance(t, IntervalType))
+    return [Problem(path, ProblemCode.ENGINE_REFUSES, f"`{path}` is an interval: {rule.text}", rule)
+            for path in found]
 
 
 # A Delta table's own schema changes, where the direction is known (its earlier schema, then its

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from schemaguard.base import CR, PS, Options, Rule
 from schemaguard.model import (
+    INTERVAL_FIELDS,
     BinaryType,
     BooleanType,
     DataType,
@@ -27,6 +28,7 @@ from schemaguard.model import (
     GeographyType,
     GeometryType,
     Int96Type,
+    IntervalType,
     IntType,
     JsonType,
     StringType,
@@ -105,6 +107,8 @@ def _physical(t: DataType) -> str | None:
         return t.physical
     if isinstance(t, TimeType):
         return "INT32" if t.unit == "ms" else "INT64"
+    if isinstance(t, IntervalType):  # Spark writes a count of months or of microseconds
+        return "INT32" if t.months else "INT64"
     if isinstance(t, FloatType):
         return {16: "FIXED_LEN_BYTE_ARRAY", 32: "FLOAT", 64: "DOUBLE"}.get(t.bits)
     if isinstance(t, StringType | BinaryType | JsonType | EnumType | GeometryType | GeographyType):
@@ -145,6 +149,33 @@ def _is(kind: type, *more: type) -> Callable[[DataType], bool]:
 
 
 _is_timestamp = _is(TimestampType, Int96Type)
+
+
+def _same_interval_kind(w: DataType, r: DataType) -> bool:
+    return isinstance(w, IntervalType) and isinstance(r, IntervalType) and w.months == r.months
+
+
+def _coarser_end(w: DataType, r: DataType) -> bool:
+    """Intervals of one kind, the reader's finest field coarser than the writer's (a year read where
+    months were written)."""
+    return (_same_interval_kind(w, r) and isinstance(w, IntervalType) and isinstance(r, IntervalType)
+            and INTERVAL_FIELDS.index(r.end) < INTERVAL_FIELDS.index(w.end))
+
+
+def _interval_relabel(w: DataType, r: DataType, o: Options) -> bool:
+    """A column on INT32 read as a year-month interval, on INT64 as a day-time one; or an interval
+    read as any type Spark reads the integer it is stored as (`_storage`) as."""
+    if isinstance(r, IntervalType):
+        return not isinstance(w, IntervalType) and _physical(w) == _physical(r)
+    if not isinstance(w, IntervalType):
+        return False
+    storage = _storage(w)
+    return any(p.test(storage, r, o) for p in SPARK_READ_PROMOTIONS if not p.refused)
+
+
+def _storage(t: IntervalType) -> IntType:
+    """The integer an interval is stored as: INT32 months, INT64 microseconds."""
+    return IntType(32 if t.months else 64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,6 +224,21 @@ SPARK_READ_PROMOTIONS = (
                    f"{PS} §2.4 (types Spark cannot infer); tests/truth/spark_read.csv"),
               lambda w, r, o: (isinstance(w, UuidType) and r == BinaryType())
               or (isinstance(w, TimestampType | TimeType) and w.unit == "ns" and r == IntType(64)), raw=True),
+    Promotion(Rule("spark-read.interval-fields", "an ANSI interval read as one of the same kind (year-month "
+                   "or day-time) whose finest field is coarser: Spark reads the same count of months or "
+                   "microseconds, and shows and casts it without the finer part (14 months as INTERVAL '1' "
+                   "YEAR)", f"{PS} §2.5 (the vectorized reader by physical type); tests/test_intervals.py"),
+              lambda w, r, o: _coarser_end(w, r), quiet=True),
+    Promotion(Rule("spark-read.interval-kind", "an ANSI interval read as one of the same kind with fields "
+                   "as fine: the same count of months or microseconds",
+                   f"{PS} §2.5; tests/test_intervals.py"),
+              lambda w, r, o: _same_interval_kind(w, r) and not _coarser_end(w, r)),
+    Promotion(Rule("spark-read.interval-relabel", "a column on INT32 read as a year-month interval, on "
+                   "INT64 as a day-time one, or an interval read as a number its storage reads as (a "
+                   "year-month interval as int, bigint, double or a decimal): Spark reads the stored count "
+                   "under the other meaning (months, microseconds)",
+                   f"{PS} §2.5 (Spark writes intervals as plain INT32 and INT64); tests/test_intervals.py"),
+              _interval_relabel, raw=True, quiet=True),
     # last: every row above reads these pairs as they should be read
     Promotion(Rule("spark-read.reinterpreted", "a column read with a declared type of another logical type "
                    "on the same physical type (an int as a date, a decimal's unscaled number as an int, a "
@@ -226,7 +272,8 @@ _ROW_TAKES: dict[DataType, tuple[str, ...]] = {
 
 def _row_setter_mismatch(w: DataType, r: DataType) -> bool:
     physical = _physical(w)
-    return r in _ROW_TAKES and physical is not None and physical not in _ROW_TAKES[r]
+    takes = (_physical(r),) if isinstance(r, IntervalType) else _ROW_TAKES.get(r)  # an interval: its storage
+    return takes is not None and physical is not None and physical not in takes
 
 
 def _row_timestamp_source(w: DataType, r: TimestampType) -> bool:
@@ -283,7 +330,8 @@ SPARK_ROW_READ = (
                    f"{PS} §2.5; {_ROWS} (ParquetPrimitiveConverter, ParquetStringConverter); {_ROWS_TRUTH}"),
               lambda w, r, o: _row_setter_mismatch(w, r), raw=True, refused=True),
     # read exactly
-    *_as_vectorized("int32-family", "float-double", "date-ntz", "decimal-widen", "declared-storage"),
+    *_as_vectorized("int32-family", "float-double", "date-ntz", "decimal-widen", "declared-storage",
+                    "interval-kind"),
     Promotion(Rule("spark-read.rows.int-decimal", "an integer column read as a decimal with integer "
                    "digits for every value (int8 and uint8: 3, int16 and uint16: 5, int32: 10, int64: 19, "
                    "uint64: 20; TIMESTAMP(NANOS) as its raw count: 19, TIME(NANOS): 14): the row reader "
@@ -293,7 +341,8 @@ SPARK_ROW_READ = (
               lambda w, r, o: isinstance(r, DecimalType) and (_int_digits(w) or 99) <= r.precision - r.scale,
               raw=True),
     # read, with values changed
-    *_as_vectorized("timestamp-relabel", "string-binary", "binary-as-string", "int-wraps", "reinterpreted"),
+    *_as_vectorized("timestamp-relabel", "string-binary", "binary-as-string", "int-wraps", "interval-fields",
+                    "reinterpreted"),
     Promotion(Rule("spark-read.rows.decimal-overflow", "a decimal or integer column read as a decimal "
                    "without the scale or integer digits for every value: the row reader reads it (the "
                    "vectorized reader refuses), and a value that does not fit reads as NULL, one with more "

@@ -34,13 +34,19 @@ from schemaguard.formats.thrift import ThriftError, decode_file_metadata
 from schemaguard.model import (
     DataType,
     Field,
+    IntervalType,
+    IntType,
     ListType,
     MapType,
+    PrimitiveType,
     Schema,
+    SchemaTransform,
     StructType,
     VariantType,
     canonical_json,
     new_field,
+    transform,
+    walk,
 )
 from schemaguard.paths import ELEMENT, KEY, VALUE, join
 
@@ -97,10 +103,31 @@ def _parse_footer_schema(elements: list[Any], spark_json: bytes | None, raw: byt
             spark_schema = schema_from_spark_json(spark_text)
         except SparkSchemaError as e:
             spark_error = str(e)
+        if spark_schema is not None and "interval" in spark_text:
+            schema = spark_intervals(schema, spark_schema)
     spark = canonical_json(schema_to_notation(spark_schema)) if spark_schema else repr(spark_text)
     digest = hashlib.sha256(repr((tokens, spark)).encode()).hexdigest()[:16]
     return FooterSchema(schema, tuple(leaves.columns), spark_schema, spark_text, spark_error, digest,
                         tuple(leaves.kinds), refusal or _spark_refusal(leaves.columns), (raw, spark_json))
+
+
+class _Intervals(SchemaTransform):
+    def __init__(self, spark: dict[str, IntervalType]) -> None:
+        self.spark = spark
+
+    def primitive(self, t: PrimitiveType, path: str) -> DataType:
+        named = self.spark.get(path)
+        if named is not None and t == IntType(32 if named.months else 64):
+            return named
+        return t
+
+
+def spark_intervals(schema: Schema, spark_schema: Schema) -> Schema:
+    """The Parquet schema with the ANSI intervals its footer's Spark schema names: Spark writes a
+    year-month interval as a plain INT32 of months and a day-time one as a plain INT64 of
+    microseconds, and says which they are only there (a plain integer column stays an integer)."""
+    named = {path: t for path, t, _ in walk(spark_schema) if isinstance(t, IntervalType)}
+    return transform(schema, _Intervals(named)) if named else schema
 
 
 def _spark_refusal(columns: list[ParquetColumn]) -> str | None:
