@@ -356,9 +356,10 @@ def plan(
     their schedule, checks and Spark SQL (with --table). Exit 0 safe as one edit, 1 a staged plan
     is needed. With --format sarif|junit, the DDL's statements linted, each at its line."""
     from schemaguard import api
+    from schemaguard.inputs import choice
     from schemaguard.report import plan as planning
 
-    shape = api.choice(output, PLAN_FORMATS, "--format")
+    shape = choice(output, PLAN_FORMATS, "--format")
     statements = ddl_text(ddl or [], ddl_file)
     if shape in ("sarif", "junit") and statements is None:
         fail(f"plan --format {shape} lints DDL: give --ddl or --ddl-file")
@@ -409,7 +410,7 @@ def migrate(
 ) -> None:
     """Run a plan's steps, each gated by its entry checks on the data as it is now. Exit 0 done (or,
     without --apply, would run), 1 an entry check refuted (nothing applied), 3 one unknown, 2 bad input."""
-    from schemaguard import api
+    from schemaguard import inputs
     from schemaguard import migrate as migrating
     from schemaguard.config import CatalogConfig, load_config
 
@@ -418,7 +419,7 @@ def migrate(
     m = migrating.load_migration(plan_file)
     kinds = [] if action in ("status", "rollback") else migrating.steps_of(action, m, step)
     reports = load_config(conf).catalog if conf is not None else CatalogConfig()
-    iceberg = api.catalog_ref(catalog, catalog_uri)
+    iceberg = inputs.catalog_ref(catalog, catalog_uri)
     from schemaguard.report.catalog import MIGRATIONS, migration_rows, migration_rows_from_log
     from schemaguard.spark import embedded_table_location, get_spark, kept_conf
 
@@ -445,20 +446,20 @@ def migrate(
         status(f"looking {m.table} up in the Spark catalog")
     # The command line's session is the embedded one: a table it manages is found in its warehouse
     # (asking the metastore would cost a cold session seconds before the first statement needs it).
-    where = api.catalog_location(m.table) if in_spark else m.table
+    where = inputs.catalog_location(m.table) if in_spark else m.table
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings
             show_run(migrating.run_rollback(m, spark or get_spark("schemaguard-migrate"), reports, apply,
                                             recorded), apply)
         raise typer.Exit(0)
-    read_now = partial(api.read_table, where, spark=spark, catalog=iceberg,
+    read_now = partial(inputs.read_table, where, spark=spark, catalog=iceberg,
                        progress=bars(OutputFormat.text))
     worst = 0
     with kept_conf(spark):  # Delta records each commit's version in the session's settings
         for kind in kinds:
             run = migrating.run_step(m, kind, spark, reports, apply, read_now,
-                                     api.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
+                                     inputs.spark_factory("schemaguard-migrate", spark), recorded, iceberg)
             show_run(run, apply)
             worst = max(worst, run.exit_code)
             if run.status not in ("applied", "already-applied"):
