@@ -190,8 +190,9 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     ALTER TABLE statements, one string or several) over `old` or the table's current schema."""
     from schemaguard.checks.compat import table_options
     from schemaguard.planning.ddl import apply_ddl, parse_ddl
-    from schemaguard.planning.evidence import Evidence, judge, read_evidence
-    from schemaguard.planning.planner import Durations, PlanRequest, build_plan
+    from schemaguard.planning.evidence import Evidence
+    from schemaguard.planning.planner import Durations, PlanRequest
+    from schemaguard.planning.run import SqlAsk, plan_change, table_readers
     from schemaguard.planning.sql import check_view_name
     from schemaguard.planning.treatments import DEPLOY_ORDERS
     from schemaguard.results import PlanResult
@@ -233,9 +234,7 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
         declared = change.renames + declared
     else:
         new_schema = schemas([new], spark=spark)[0][-1][1]
-    if not chosen:
-        chosen = ("spark-read",) + (("delta-read",) if read and read.delta else ("iceberg",)
-                                     if read and read.iceberg else ())
+    chosen = chosen or table_readers(read)
     for name in chosen:
         modelled([(str(old) if old is not None else "the table's schema", old_schema),
                   (str(new) if new is not None else "the DDL's schema", new_schema)], name)
@@ -250,21 +249,12 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
         drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none",
         check_table=f"{table} --spark-catalog" if spark_catalog else None)
     logs = [Path(p) for p in [*query_logs, *event_logs]]  # one reader: each log's kind told by content
-    evidence = read_evidence(Evidence(new_schema, read, spark_factory("schemaguard-plan", spark, announce),
-                                      footer_only), request, logs, Path(sql) if sql else None, query_table)
-    try:
-        with kept_conf(spark):
-            result = build_plan(request, judge(evidence))
-    except ValueError as e:
-        raise UsageError(f"plan: {e}") from None
-    if read is not None and table is not None:
-        from schemaguard.planning.sql import sql_target, with_sql
-
-        used = {c: u.readers for c, u in evidence.usage.columns.items()} if evidence.usage else {}
-        by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path
-        given = tuple(st.text for st in change.statements) if change else ()
-        target = sql_target(read, table, by_name, given, used, view_name)
-        result = with_sql(result, old_schema, new_schema, target)
+    evidence = Evidence(new_schema, read, spark_factory("schemaguard-plan", spark, announce), footer_only)
+    by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path
+    sql_ask = SqlAsk(table, by_name, tuple(st.text for st in change.statements) if change else (),
+                     view_name) if read is not None and table is not None else None
+    with kept_conf(spark):
+        result = plan_change(request, evidence, logs, Path(sql) if sql else None, query_table, sql_ask)
     return PlanResult(result, change, read, ddl_source)
 
 
