@@ -31,6 +31,29 @@ def test_the_public_names_are_exactly_those_the_docs_document() -> None:
         sg.not_a_name  # noqa: B018
 
 
+def test_reader_options_are_one_options_object_or_the_keywords_never_both(tmp_path: Path) -> None:
+    """`options=` gives what the keywords give, each field checked the same way, and the two
+    together are refused: a call never half-ignores what it was told."""
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({"fields": [{"name": "a", "type": "int32"}]}))
+    new.write_text(json.dumps({"fields": [{"name": "a", "type": "int64"}]}))
+    by_keywords = sg.compare(str(old), str(new), profile="delta-read", type_widening=True)
+    by_options = sg.compare(str(old), str(new), profile="delta-read", options=sg.Options(type_widening=True))
+    assert by_options.to_dict() == by_keywords.to_dict() and by_options.ok
+    assert not sg.compare(str(old), str(new), profile="delta-read", options=sg.Options()).ok
+    assert sg.evolve(str(old), str(new), mode="BACKWARD", profile="delta-read",
+                     options=sg.Options(type_widening=True)).ok
+    assert sg.merge(str(old), str(new), profile="delta-merge", options=sg.Options(type_widening=True)).ok
+    with pytest.raises(sg.InvalidInput, match=r"compare: give the reader options as options= or as "
+                                              r"keywords \(type_widening\), not both"):
+        sg.compare(str(old), str(new), profile="delta-read", type_widening=True, options=sg.Options())
+    with pytest.raises(sg.InvalidInput, match="column_mapping 'both' is not one of none, name, id"):
+        sg.compare(str(old), str(new), profile="delta-read",
+                   options=sg.Options(column_mapping="both"))  # type: ignore[arg-type]
+    with pytest.raises(sg.InvalidInput, match=r"plan: options is a schemaguard\.Options, not dict"):
+        sg.plan(str(old), str(new), options={"type_widening": True})  # type: ignore[arg-type]
+
+
 def test_scan_imports_neither_spark_nor_great_expectations(lake: Path) -> None:
     probe = ("import sys, schemaguard as sg; r = sg.scan(sys.argv[1]); print(r.ok, len(r.versions)); "
              "print(sorted({m.split('.')[0] for m in sys.modules}\n"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers only: at run time each name loads on first use
     from schemaguard.api import audit, check, compare, evolve, gate, merge, plan, scan
+    from schemaguard.base import Options
     from schemaguard.errors import ChecksFailed, InvalidInput, SchemaGuardError
     from schemaguard.meta import version
     from schemaguard.results import (
@@ -35,6 +36,7 @@ _WHERE = {
     **dict.fromkeys(_FUNCTIONS, "schemaguard.api"),
     **dict.fromkeys(("SchemaGuardError", "InvalidInput", "ChecksFailed"), "schemaguard.errors"),
     "version": "schemaguard.meta",
+    "Options": "schemaguard.base",
     **dict.fromkeys(("Result", "ScanResult", "CompareResult", "MergeResult", "EvolveResult", "GateResult",
                      "CheckResult", "PlanResult", "AuditResult"), "schemaguard.results"),
 }
@@ -42,7 +44,7 @@ __all__ = [  # noqa: RUF022 (the functions, the errors, the results)
     "scan", "compare", "merge", "evolve", "gate", "check", "plan", "audit",
     "SchemaGuardError", "InvalidInput", "ChecksFailed",
     "Result", "ScanResult", "CompareResult", "MergeResult", "EvolveResult", "GateResult", "CheckResult",
-    "PlanResult", "AuditResult", "version",
+    "PlanResult", "AuditResult", "version", "Options",
 ]
 
 

@@ -26,11 +26,11 @@ from schemaguard.inputs import (
     choice,
     ddl_options,
     fits_proof,
+    given_options,
     located,
     modelled,
     read_options,
     read_table,
-    reader_options,
     schemas,
     spark_factory,
     with_data,
@@ -42,6 +42,7 @@ from schemaguard.names import (
 from schemaguard.spark import kept_conf
 
 if TYPE_CHECKING:
+    from schemaguard.base import Options
     from schemaguard.results import (
         AuditResult,
         CheckResult,
@@ -77,14 +78,18 @@ def scan(location: str, *, spark: Any = None, engine: str = "auto", format_hint:
 def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: str | None = None,
             type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
             uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
-            vectorized_reader: bool = True, spark: Any = None) -> CompareResult:
-    """Can a reader with schema `reader` read data written with `writer` (every version of it)?"""
+            vectorized_reader: bool = True, options: Options | None = None,
+            spark: Any = None) -> CompareResult:
+    """Can a reader with schema `reader` read data written with `writer` (every version of it)? The
+    reader options are the keywords, or one `schemaguard.Options` as `options`."""
     from schemaguard.checks.compare import compare as compare_schemas
     from schemaguard.results import CompareResult
 
     profile = choice(profile, list(PROFILE_NAMES), "profile")
-    options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
-                             case_sensitive, allow_quiet, vectorized_reader)
+    options = given_options(options, "compare", identity=identity, type_widening=type_widening,
+                            column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
+                            case_sensitive=case_sensitive, allow_quiet=allow_quiet,
+                            vectorized_reader=vectorized_reader)
     writers, notes = schemas([writer], spark=spark, unnamed="writer")
     readers, reader_notes = (writers, []) if reader is writer or reader == writer else schemas(
         [reader], spark=spark, unnamed="reader")
@@ -97,32 +102,35 @@ def compare(writer: SchemaLike, reader: SchemaLike, *, profile: str, identity: s
 
 
 def merge(*sources: SchemaLike, profile: str, type_widening: bool = False, case_sensitive: bool = False,
-          spark: Any = None) -> MergeResult:
-    """Does the merge of the schemas succeed (`spark-merge` or `delta-merge`), and what comes out?"""
-    from schemaguard.base import Options
+          options: Options | None = None, spark: Any = None) -> MergeResult:
+    """Does the merge of the schemas succeed (`spark-merge` or `delta-merge`), and what comes out?
+    The options are the keywords, or one `schemaguard.Options` as `options`."""
     from schemaguard.checks.compare import merge as merge_schemas
     from schemaguard.results import MergeResult
 
     profile = choice(profile, list(MERGE_PROFILE_NAMES), "profile")
     labelled, notes = schemas(sources, at_least=2, what="merge", spark=spark)
     modelled(labelled, profile)
-    return MergeResult(merge_schemas(labelled, profile, Options(type_widening=type_widening,
-                                                                case_sensitive=case_sensitive), tuple(notes)))
+    options = given_options(options, "merge", type_widening=type_widening, case_sensitive=case_sensitive)
+    return MergeResult(merge_schemas(labelled, profile, options, tuple(notes)))
 
 
 def evolve(*versions: SchemaLike, mode: str, profile: str, identity: str | None = None,
            type_widening: bool = False, column_mapping: str = "none", iceberg_version: str = "2",
            uniform: bool = False, case_sensitive: bool = False, allow_quiet: bool = False,
-           vectorized_reader: bool = True, spark: Any = None) -> EvolveResult:
-    """May the last version follow the others under `mode`, as a schema registry checks it?"""
+           vectorized_reader: bool = True, options: Options | None = None, spark: Any = None) -> EvolveResult:
+    """May the last version follow the others under `mode`, as a schema registry checks it? The
+    reader options are the keywords, or one `schemaguard.Options` as `options`."""
     from schemaguard.checks.compare import evolve as evolve_schemas
     from schemaguard.names import Mode
     from schemaguard.results import EvolveResult
 
     checked = choice(mode, list(Mode), "mode")
     profile = choice(profile, list(PROFILE_NAMES), "profile")
-    options = reader_options(identity, type_widening, column_mapping, iceberg_version, uniform,
-                             case_sensitive, allow_quiet, vectorized_reader)
+    options = given_options(options, "evolve", identity=identity, type_widening=type_widening,
+                            column_mapping=column_mapping, iceberg_version=iceberg_version, uniform=uniform,
+                            case_sensitive=case_sensitive, allow_quiet=allow_quiet,
+                            vectorized_reader=vectorized_reader)
     labelled, notes = schemas(versions, at_least=2, what="evolve", spark=spark)
     modelled(labelled, profile)
     return EvolveResult(evolve_schemas(labelled, checked, profile, options, tuple(notes)))
@@ -182,12 +190,14 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
          readers: int = 10, renames: Mapping[str, str] | None = None, query_logs: Sequence[str | Path] = (),
          event_logs: Sequence[str | Path] = (), sql: str | Path | None = None, query_table: str | None = None,
          conf: str | Path | None = None, footer_only: bool = False, view_name: str = "{table}__v{version}",
-         allow_quiet: bool = False, catalog: str | None = None, catalog_uri: str | None = None,
-         spark_catalog: bool = False, spark: Any = None, progress: Any = None,
+         allow_quiet: bool = False, options: Options | None = None, catalog: str | None = None,
+         catalog_uri: str | None = None, spark_catalog: bool = False, spark: Any = None, progress: Any = None,
          announce: Callable[[], None] | None = None) -> PlanResult:
     """How to ship a schema change: operations, the mode it needs, the ordered steps with their
     schedule, checks and (with `table`) Spark SQL. The change is OLD -> NEW, or `ddl` (Spark SQL
-    ALTER TABLE statements, one string or several) over `old` or the table's current schema."""
+    ALTER TABLE statements, one string or several) over `old` or the table's current schema. The
+    reader options are `identity` and `allow_quiet`, or one `schemaguard.Options` as `options`; a
+    table's log and the DDL's table properties add theirs."""
     from schemaguard.checks.compat import table_options
     from schemaguard.planning.ddl import apply_ddl, parse_ddl
     from schemaguard.planning.evidence import Evidence
@@ -199,6 +209,7 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     from schemaguard.rules.profiles import PROFILES
 
     order = choice(deploy_order, DEPLOY_ORDERS, "deploy_order")
+    given = given_options(options, "plan", identity=identity, allow_quiet=allow_quiet)
     chosen = tuple(choice(p, list(PROFILE_NAMES), "profile") for p in profiles)
     try:
         check_view_name(view_name)
@@ -238,10 +249,7 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     for name in chosen:
         modelled([(str(old) if old is not None else "the table's schema", old_schema),
                   (str(new) if new is not None else "the DDL's schema", new_schema)], name)
-    options = reader_options(identity, allow_quiet=allow_quiet)
-    if read is not None:
-        options = table_options(read, options)
-    options = ddl_options(options, properties)
+    options = ddl_options(table_options(read, given) if read is not None else given, properties)
     request = PlanRequest(
         old_schema, new_schema, options.identity or PROFILES[chosen[0]].default_identity, chosen, order,
         readers_behind, readers, declared, options,

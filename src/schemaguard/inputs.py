@@ -10,9 +10,10 @@ a command-line flag). Nothing here imports pyspark until a function needs a sess
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -69,6 +70,23 @@ def reader_options(identity: str | None = None, type_widening: bool = False, col
                    uniform=uniform, case_sensitive=case_sensitive,
                    identity=None if identity is None else choice(identity, IDENTITIES, "identity"),
                    allow_quiet=allow_quiet, vectorized_reader=vectorized_reader)
+
+
+def given_options(options: Options | None, what: str, **keywords: Any) -> Options:
+    """A call's reader options: `options` (a `schemaguard.Options`, each field checked as the
+    keywords are) or its reader keywords, not both; `what` names the function in errors."""
+    if options is None:
+        return reader_options(**keywords)
+    from schemaguard.base import Options
+
+    if not isinstance(options, Options):
+        raise UsageError(f"{what}: options is a schemaguard.Options, not {type(options).__name__}")
+    defaults = inspect.signature(reader_options).parameters
+    both = [k for k, v in keywords.items() if v != defaults[k].default]
+    if both:
+        raise UsageError(f"{what}: give the reader options as options= or as keywords ({', '.join(both)}), "
+                         "not both")
+    return reader_options(**{f.name: getattr(options, f.name) for f in fields(options)})
 
 
 def read_options(format_hint: str = "auto", version: int | None = None, timestamp: str | None = None,
