@@ -212,4 +212,5 @@ def test_plan_takes_the_change_as_ddl_over_the_tables_schema(tmp_path: Path) -> 
     assert_usage_error(run("plan", "--table", str(table), "--ddl", "VACUUM orders"), "--ddl:1:")
     assert_usage_error(run("plan", "--table", str(table), "--ddl", "ALTER TABLE other ADD COLUMN x INT"),
                        "the plan is for orders")
-    assert_usage_error(run("plan", "--ddl", "ALTER TABLE t ADD COLUMN x INT"), "--ddl needs the schema today")
+    assert_usage_error(run("plan", "--ddl", "ALTER TABLE t ADD COLUMN x INT"),
+                       "ddl (--ddl) needs the schema today")

@@ -516,7 +516,7 @@ def test_compressed_logs_cut_or_corrupt_are_one_line_errors(tmp_path: Path, code
         log = tmp_path / f"{name}.{codec}"
         with pytest.raises(UsageError) as caught:
             read_usage([log], "shipments", SHIPMENTS)
-        assert str(caught.value).startswith(f"--query-log {log}: not a valid {codec} stream (")
+        assert str(caught.value).startswith(f"query log {log}: not a valid {codec} stream (")
         assert "\n" not in str(caught.value)
     live = tmp_path / f"app-1.{codec}.inprogress"  # Spark still writes it: it ends with its last whole block
     live.write_bytes(cut)
@@ -678,7 +678,7 @@ def test_the_plan_reads_query_logs_and_consumer_sql(tmp_path: Path) -> None:
         return done.returncode, json.loads(done.stdout) if done.returncode != 2 else {}, done.stderr
 
     code, _, err = plan("--query-log", str(log))
-    assert code == 2 and "need --table or --query-table" in err
+    assert code == 2 and "need table or query_table (--table, --query-table)" in err
     code, doc, _ = plan("--query-log", str(log), "--query-table", "db.shipments")
     checks = {c["kind"]: c for c in doc["checks"]}
     assert code == 1 and checks["no-reads"]["status"] == "refuted"

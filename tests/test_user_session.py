@@ -126,7 +126,7 @@ def test_audit_my_table_in_one_line(lake: Path, tmp_path: Path) -> None:
     assert "starting Spark" not in done.stderr
     assert_usage_error(run("audit", str(lake / "orders"), "--conf", "x.toml"), "name tables or give --conf")
     assert_usage_error(run("audit", str(lake / "orders"), "--no-catalog", "--proof", "nulls id"),
-                       "--proof 'nulls id': give KIND SUBJECT")
+                       "proof 'nulls id' (--proof): give KIND SUBJECT")
     assert_usage_error(run("audit", str(lake / "orders"), "--no-catalog", "--proof", "not-null idd"),
                        "no column idd", "did you mean id?")
 

@@ -223,10 +223,10 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
         durations = load_durations(conf)
     text = ddl if isinstance(ddl, str) or ddl is None else ";\n".join(ddl)
     if text is None and (old is None or new is None):
-        raise UsageError("plan: give OLD and NEW, or the change as --ddl/--ddl-file (OLD, or --table for its "
-                         "schema)")
+        raise UsageError("plan: give old and new, or the change as ddl (--ddl/--ddl-file) over old or the "
+                         "table's schema (table, --table)")
     if text is not None and new is not None:
-        raise UsageError("plan: NEW comes from --ddl/--ddl-file: give one or the other")
+        raise UsageError("plan: new comes from ddl (--ddl/--ddl-file): give one or the other")
     named = (table if spark_catalog else Path(table.rstrip("/")).name) if table else query_table
     if text is not None:
         parse_ddl(text, ddl_source, named)  # a statement not understood: refused before any read
@@ -237,7 +237,8 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
     current = read.current()[1] if read is not None else None
     old_schema = schemas([old], spark=spark)[0][-1][1] if old is not None else current
     if old_schema is None:
-        raise UsageError("plan: --ddl needs the schema today: OLD, or --table with a readable file")
+        raise UsageError("plan: ddl (--ddl) needs the schema today: old, or a table (--table) with a "
+                         "readable file")
     change, properties = None, {}
     if text is not None:
         change = apply_ddl(old_schema, text, ddl_source, named)

@@ -348,7 +348,7 @@ def _proof_keys(proofs: Sequence[str]) -> dict[str, Any]:
         elif kind in listed and subject.strip():
             keys.setdefault(listed[kind], []).append(subject.strip())
         else:
-            raise UsageError(f"--proof {text!r}: give KIND SUBJECT, KIND one of "
+            raise UsageError(f"proof {text!r} (--proof): give KIND SUBJECT, KIND one of "
                              f"{', '.join([*listed, 'values'])}")
     return keys
 
@@ -359,12 +359,13 @@ def narrowed(config: AuditConfig, names: list[str], schema: str | None, catalog:
     allowed on every table."""
     known = {t.name: t for t in config.tables}
     if unknown := [n for n in names if n not in known]:
-        raise UsageError(f"--table {unknown[0]!r} is not in {config.source} (tables: {', '.join(known)})")
+        raise UsageError(f"table {unknown[0]!r} (tables, --table) is not in {config.source} "
+                         f"(tables: {', '.join(known)})")
     chosen = tuple(known[n] for n in names) if names else config.tables
     if schema is not None:
         if len(chosen) != 1:
-            raise UsageError(f"--schema needs one table; {config.source} has {len(chosen)}: pick one with "
-                             "--table")
+            raise UsageError(f"schema (--schema) needs one table; {config.source} has {len(chosen)}: "
+                             "pick one with tables (--table)")
         chosen = (replace(chosen[0], schema=schema),)
     if allow_quiet:
         chosen = tuple(replace(t, options=replace(t.options, allow_quiet=True)) for t in chosen)

@@ -61,13 +61,13 @@ class ConsumerScan:
 def sql_files(directory: Path) -> Iterator[LoggedQuery]:
     """Every statement of every `.sql` file below `directory`, at the line it starts on."""
     if not directory.is_dir():
-        raise UsageError(f"--sql {directory}: not a directory of .sql files")
+        raise UsageError(f"consumer SQL {directory} (--sql): not a directory of .sql files")
     for path in sorted(directory.rglob("*.sql")):
         require_regular(path, f"--sql {path}")
         try:
             text = path.read_text(encoding="utf-8-sig", errors="replace")
         except OSError as e:
-            raise UsageError(f"--sql {path}: {e.strerror or e}") from None
+            raise UsageError(f"consumer SQL {path} (--sql): {e.strerror or e}") from None
         for line, statement in _statements(text):
             yield LoggedQuery(line, str(path), None, None, statement)
 

@@ -188,7 +188,8 @@ def read_evidence(evidence: Evidence, request: PlanRequest, logs: Sequence[Path]
 def _query_name(table: str | None) -> str:
     """How queries name the table: `db.table` as given, else a path's last part."""
     if table is None:
-        raise UsageError("--query-log and --sql need --table or --query-table: the table their queries read")
+        raise UsageError("query logs and consumer SQL (--query-log, --event-log, --sql) need table or "
+                         "query_table (--table, --query-table): the table their queries read")
     if "/" not in table and "." in table:
         return table
     return table.rstrip("/").rsplit("/", 1)[-1]

@@ -64,11 +64,11 @@ def in_scope(table: TableRead, scope: Scope) -> tuple[list[FileFooter], tuple[st
     """The read files in scope, in Spark's order, and the unreadable ones in scope."""
     date_col = date_partition_column(table.scan.footers.partition_values())
     if (scope.since or scope.until) and date_col is None:
-        raise UsageError(f"{table.location}: --since/--until need a date partition column; this table "
-                         "has none")
+        raise UsageError(f"{table.location}: since/until (--since/--until) need a date partition column; "
+                         "this table has none")
     since, until = (partition_day(v) if v else None for v in (scope.since, scope.until))
     if (scope.since and since is None) or (scope.until and until is None):
-        raise UsageError("--since/--until take ISO dates (2024-01-31)")
+        raise UsageError("since/until (--since/--until) take ISO dates (2024-01-31)")
     wanted = {k.lower(): v for k, v in scope.partitions}
 
     def kept(partition: tuple[tuple[str, str | None], ...]) -> bool:
@@ -305,11 +305,11 @@ def _target(proof: Proof) -> DataType | None:
     if proof.kind != "fits":
         return None
     if not proof.target:
-        raise UsageError(f"--fits {proof.column}: give the narrower type as COL:TYPE (int32, float, "
+        raise UsageError(f"fits {proof.column}: give the narrower type as COL:TYPE (int32, float, "
                          "decimal(10,2))")
-    target = parse_primitive(proof.target, f"--fits {proof.column}")
+    target = parse_primitive(proof.target, f"fits {proof.column}")
     if range_of(target) is None:
-        raise UsageError(f"--fits {proof.column}:{proof.target}: a narrower integer, float or decimal type "
+        raise UsageError(f"fits {proof.column}:{proof.target}: a narrower integer, float or decimal type "
                          "is needed")
     return target
 

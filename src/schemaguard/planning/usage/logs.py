@@ -58,7 +58,7 @@ def log_records(path: Path, live: bool = False) -> Iterator[LoggedQuery | None]:
         elif set(QUERY_KEYS) & _header(first[1]):
             yield from _csv(numbered, str(path))
         else:
-            raise UsageError(f"--query-log {path}: neither JSON lines, a Spark event log nor CSV with a "
+            raise UsageError(f"query log {path}: neither JSON lines, a Spark event log nor CSV with a "
                              f"query column ({', '.join(QUERY_KEYS)})")
 
 
@@ -70,7 +70,7 @@ def _event_log_dir(path: Path) -> Iterator[LoggedQuery | None]:
                            if not p.name.startswith(".") and not p.name.endswith(".crc")
                            and (p.is_file() or p.name.startswith("eventlog_v2_")))
     if not logs:
-        raise UsageError(f"--query-log {path}: a directory without Spark event logs")
+        raise UsageError(f"query log {path}: a directory without Spark event logs")
     live = any(path.glob("appstatus_*.inprogress"))  # the application runs: its last part grows
     for n, log in enumerate(logs, start=1):
         yield from log_records(log, live and n == len(logs))
@@ -84,15 +84,15 @@ def _part_number(name: str) -> int:
 def open_log(path: Path, live: bool = False) -> TextIO:
     """A log as text; a compressed Spark event log is decoded block by block as it is read. A log
     Spark still writes is `live`, or named so (`.inprogress`)."""
-    require_regular(path, f"--query-log {path}")
+    require_regular(path, f"query log {path}")
     codec, live = codec_of(path), live or path.name.endswith(".inprogress")
     try:
         if codec is None:
             return path.open(encoding="utf-8-sig", errors="replace", newline="")
         raw = path.open("rb")
     except OSError as e:
-        raise UsageError(f"--query-log {path}: {e.strerror or e}") from None
-    stream = io.BufferedReader(decoded(raw, codec, f"--query-log {path}", live))
+        raise UsageError(f"query log {path}: {e.strerror or e}") from None
+    stream = io.BufferedReader(decoded(raw, codec, f"query log {path}", live))
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
 
 
