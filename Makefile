@@ -3,6 +3,10 @@ PYTHON  ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
+# Python keeps its compiled modules (__pycache__, git-ignored) even where the environment says not
+# to: every command a test starts would compile the package again, and pytest rewrite every test
+# module's asserts again, on every run.
+unexport PYTHONDONTWRITEBYTECODE
 # Delta JVM jars matching the pinned pyspark 4.1.x (docs/reference/gx-delta-catalog.md §3.3).
 DELTA_VERSION := 4.4.0
 SPARK_BINARY  := 4.1
@@ -131,10 +135,13 @@ sanitize: setup
 # unset and tests/no-jvm comes first on PATH, so pyspark's spark-class (and py4j, and spark-submit)
 # find its fake `java`, which fails: a test that starts a JVM without the `spark` marker fails
 # loudly here instead of slowly. SPARK_CONF_DIR points there too: no spark-env.sh to set JAVA_HOME.
+# The console script's commands run in the test's own process (tests/helpers.py `run`): a process
+# start costs more than most commands; `make test` runs each as its own process.
 NO_JVM := $(CURDIR)/tests/no-jvm
 
 test-fast: setup $(MOTO)
-	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" $(VENV)/bin/pytest -m "not spark and not slow and not chromium" -n auto
+	env -u JAVA_HOME SPARK_CONF_DIR=$(NO_JVM) PATH="$(NO_JVM):$$PATH" SCHEMAGUARD_TEST_IN_PROCESS=1 \
+	  $(VENV)/bin/pytest -m "not spark and not slow and not chromium" -n auto
 
 # The engines' truth tables (tests/truth_tables.py) written anew under tests/truth/ with real Spark
 # and delta-spark; `make test` replays them with no JVM. Pass TABLES="spark_read" to redo one.

@@ -14,10 +14,18 @@ from pathlib import Path
 from typing import Any
 
 SCHEMAGUARD = Path(sys.executable).parent / "schemaguard"
+# `make test-fast` (no JVM) runs the console script's `main` in the test's process: a process
+# start costs more than most of its commands. `make test` runs every command as its own process.
+IN_PROCESS = os.environ.get("SCHEMAGUARD_TEST_IN_PROCESS") == "1"
+TERMINAL = ("COLUMNS", "LINES", "FORCE_COLOR")  # what the commands see of a terminal: none of it
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
+    """The console script on `args`: its own process, or with IN_PROCESS (and no `cwd`) its
+    `main` here; either way no terminal settings, and the exit code, stdout and stderr."""
+    if IN_PROCESS and cwd is None:
+        return run_here(*args)
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL}
     return subprocess.run([str(SCHEMAGUARD), *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=300, check=False)
 
@@ -96,7 +104,7 @@ def run_here(*args: str) -> subprocess.CompletedProcess[str]:
     from schemaguard.cli import main
 
     out, err, code = io.StringIO(), io.StringIO(), 0
-    saved = sys.argv
+    saved, terminal = sys.argv, {k: os.environ.pop(k) for k in TERMINAL if k in os.environ}
     sys.argv = ["schemaguard", *args]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -105,6 +113,7 @@ def run_here(*args: str) -> subprocess.CompletedProcess[str]:
         code = e.code if isinstance(e.code, int) else 0
     finally:
         sys.argv = saved
+        os.environ.update(terminal)
     return subprocess.CompletedProcess(["schemaguard", *args], code, out.getvalue(), err.getvalue())
 
 
