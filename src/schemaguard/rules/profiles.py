@@ -233,11 +233,11 @@ def can_read(writer: Schema, reader: Schema, name: str, options: Options | None 
 DELTA_INTERVAL = Rule(
     "delta.interval", "a Delta table holds no ANSI interval: delta-spark refuses a table with one "
     "(DELTA_UNSUPPORTED_DATA_TYPES) and a DataFrame with one written to Delta "
-    "(UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE)", f"{CR} §4 (Delta's types); delta-spark 4.4 "
+    "(UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE)", f"{CR} §4 (no intervals); delta-spark 4.4 "
     "SchemaUtils.findUnsupportedDataTypes, DeltaDataSource (tests/test_intervals.py)")
 ICEBERG_INTERVAL = Rule(
     "iceberg.interval", "an Iceberg table holds no ANSI interval (the spec has no interval type): Spark's "
-    "Iceberg catalog refuses a table with one ('Not a supported type')", f"{CR} §3 (Iceberg's types); "
+    "Iceberg catalog refuses a table with one ('Not a supported type')", f"{CR} §3 (no intervals); "
     "iceberg-spark SparkTypeToType (tests/test_intervals.py)")
 
 

@@ -158,7 +158,7 @@ def _same_interval_kind(w: DataType, r: DataType) -> bool:
 def _coarser_end(w: DataType, r: DataType) -> bool:
     """Intervals of one kind, the reader's finest field coarser than the writer's (a year read where
     months were written)."""
-    return (_same_interval_kind(w, r) and isinstance(w, IntervalType) and isinstance(r, IntervalType)
+    return (isinstance(w, IntervalType) and isinstance(r, IntervalType) and w.months == r.months
             and INTERVAL_FIELDS.index(r.end) < INTERVAL_FIELDS.index(w.end))
 
 
@@ -237,7 +237,8 @@ SPARK_READ_PROMOTIONS = (
                    "INT64 as a day-time one, or an interval read as a number its storage reads as (a "
                    "year-month interval as int, bigint, double or a decimal): Spark reads the stored count "
                    "under the other meaning (months, microseconds)",
-                   f"{PS} §2.5 (Spark writes intervals as plain INT32 and INT64); tests/test_intervals.py"),
+                   f"{PS} §2.4 (Spark writes intervals as plain INT32 and INT64), §2.5; "
+                   "tests/test_intervals.py"),
               _interval_relabel, raw=True, quiet=True),
     # last: every row above reads these pairs as they should be read
     Promotion(Rule("spark-read.reinterpreted", "a column read with a declared type of another logical type "
