@@ -110,6 +110,13 @@ def test_each_stage_says_what_it_may_import_as_the_rules_here_allow(layer: str) 
     assert names == ALLOWED[layer]
 
 
+def test_no_module_is_over_600_lines() -> None:
+    """A module a newcomer can read through: past 600 lines, split it by concern."""
+    long = {module_name(p): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}
+
+
 def test_every_module_opens_with_a_docstring() -> None:
     bare = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
             if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]

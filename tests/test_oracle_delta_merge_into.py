@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from schemaguard.base import Options, errors
 from schemaguard.formats.notation import dumps, schema_from_notation
+from schemaguard.formats.spark_view import as_nullable
 from schemaguard.model import (
     DataType,
     DateType,
@@ -43,7 +44,6 @@ from schemaguard.model import (
     Schema,
     StructType,
     TimestampType,
-    as_nullable,
 )
 from schemaguard.rules.profiles import PROFILES, MergeIntoProfile, can_read
 from tests.exact import Map, NoExactValue, first_difference

@@ -381,28 +381,6 @@ def transform(node: Schema | DataType, transformer: SchemaTransform, path: str =
     return Schema(rebuilt.fields)
 
 
-class _AsNullable(SchemaTransform):
-    """Spark's `DataType.asNullable`: every field, list element and map value nullable."""
-
-    def field(self, f: Field, path: str, type_result: DataType) -> Field:
-        return replace(f, type=type_result, nullable=True)
-
-    def list(self, t: ListType, path: str, element: DataType) -> DataType:
-        return ListType(element, True)
-
-    def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
-        return MapType(key, value, True)
-
-
-@overload
-def as_nullable(node: Schema) -> Schema: ...
-@overload
-def as_nullable(node: DataType) -> DataType: ...
-def as_nullable(node: Schema | DataType) -> Schema | DataType:
-    """The schema or type with nothing NOT NULL in it (`DataType.asNullable`)."""
-    return transform(node, _AsNullable())
-
-
 # ---------------------------------------------------------------------------------------------
 # Walking two schemas side by side
 #

@@ -33,7 +33,7 @@ from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, erro
 from schemaguard.checks.finding import SAMPLE, Finding, FindingCode, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
-from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_type
+from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, as_nullable, spark_type
 from schemaguard.lake.discover import Listing, spark_order_key
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.scan import Unreadable
@@ -44,7 +44,6 @@ from schemaguard.model import (
     MapType,
     Schema,
     StructType,
-    as_nullable,
     child_nodes,
     walk,
 )

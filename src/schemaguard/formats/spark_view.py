@@ -8,12 +8,16 @@ May import: errors, names, model, base. Must not: judge a pair of schemas (`rule
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import overload
+
 from schemaguard.base import PS, Rule
 from schemaguard.model import (
     BinaryType,
     DataType,
     DecimalType,
     EnumType,
+    Field,
     FixedType,
     FloatType,
     GeographyType,
@@ -21,6 +25,8 @@ from schemaguard.model import (
     Int96Type,
     IntType,
     JsonType,
+    ListType,
+    MapType,
     PrimitiveType,
     Schema,
     SchemaTransform,
@@ -104,3 +110,26 @@ def spark_schema(schema: Schema, converting: bool = False) -> Schema:
     """A schema as Spark sees its Parquet columns (see `spark_type`); `converting`: as its
     converter makes it, before refusing the types in `CONVERTED_UNSUPPORTED`."""
     return transform(schema, _SparkView(converting))
+
+
+class _AsNullable(SchemaTransform):
+    """Spark's `DataType.asNullable`: every field, list element and map value nullable."""
+
+    def field(self, f: Field, path: str, type_result: DataType) -> Field:
+        return replace(f, type=type_result, nullable=True)
+
+    def list(self, t: ListType, path: str, element: DataType) -> DataType:
+        return ListType(element, True)
+
+    def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
+        return MapType(key, value, True)
+
+
+@overload
+def as_nullable(node: Schema) -> Schema: ...
+@overload
+def as_nullable(node: DataType) -> DataType: ...
+def as_nullable(node: Schema | DataType) -> Schema | DataType:
+    """The schema or type with nothing NOT NULL in it (`DataType.asNullable`): as Spark reads every
+    Parquet column, and as its merges compare schemas."""
+    return transform(node, _AsNullable())

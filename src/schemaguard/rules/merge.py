@@ -36,7 +36,7 @@ from typing import TypeGuard
 
 from schemaguard.base import CR, PS, Conflict, Options, Rule
 from schemaguard.formats.notation import describe
-from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, spark_schema
+from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, as_nullable, spark_schema
 from schemaguard.model import (
     INTERVAL_FIELDS,
     DataType,
@@ -54,7 +54,6 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VoidType,
-    as_nullable,
     transform,
     visit_with_partner,
     walk,
