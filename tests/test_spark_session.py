@@ -87,3 +87,21 @@ def test_the_embedded_session_starts_its_jvm_with_the_archive_setup_wrote(spark:
         jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
     assert bean.getVMOption("SharedArchiveFile").getValue() == str(archive)
     assert "sharing" in jvm.java.lang.System.getProperty("java.vm.info")
+
+
+def test_the_users_java_options_reach_the_embedded_jvm(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$SCHEMAGUARD_JAVA_OPTIONS` (which `make test` sets to the JIT's first tier) comes after the
+    embedded driver's own options, and the JVM runs with it."""
+    from schemaguard.spark import embedded_conf
+
+    monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", " -Xss4m  -XX:TieredStopAtLevel=1 ")
+    assert embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"].endswith(
+        " -Xss4m  -XX:TieredStopAtLevel=1")
+    monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", "")
+    assert "Tiered" not in embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"]
+    monkeypatch.undo()
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    given = "-XX:TieredStopAtLevel=1" in os.environ.get("SCHEMAGUARD_JAVA_OPTIONS", "")
+    assert bean.getVMOption("TieredStopAtLevel").getValue() == ("1" if given else "4")

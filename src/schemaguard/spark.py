@@ -80,6 +80,11 @@ def class_archive() -> Path:
 # when they differ (a new JDK, moved jars): the logging off keeps that silence.
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
+# JVM options of the user's own for the embedded driver, after ours. `-XX:TieredStopAtLevel=1`
+# (C1 only) halves the CPU of a short command and cuts a quarter of its wall time on 2 cores, but
+# makes a long scan 2.7x slower (measured: docs/catalog.md), so it is a choice, not the default.
+JAVA_OPTIONS_ENV = "SCHEMAGUARD_JAVA_OPTIONS"
+
 
 def embedded_conf(home: Path) -> dict[str, str]:
     """Settings of the embedded default session, every path under `home`."""
@@ -91,6 +96,8 @@ def embedded_conf(home: Path) -> dict[str, str]:
         java_opts += f" -XX:ArchiveClassesAtExit={os.environ['SCHEMAGUARD_WRITE_CLASS_ARCHIVE']}"
     elif archive.is_file():
         java_opts += f" -XX:SharedArchiveFile={archive} {QUIET_CDS}"
+    if os.environ.get(JAVA_OPTIONS_ENV, "").strip():
+        java_opts += " " + os.environ[JAVA_OPTIONS_ENV].strip()
     return {
         "spark.master": "local[*]",
         "spark.sql.catalogImplementation": "hive",
