@@ -110,7 +110,7 @@ test oracle: export SCHEMAGUARD_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(SPARK_AVRO_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
+	SCHEMAGUARD_TEST_IN_PROCESS=1 $(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
 	SCHEMAGUARD_PYTHON_DECODER=1 $(VENV)/bin/pytest -m "not spark" $(FOOTER_TESTS)
 	$(PY) -m tests.mutants --sample 10
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests import helpers
+
 TEST_JARS = Path(__file__).resolve().parents[1] / ".jars" / "test"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 
@@ -44,18 +46,32 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from schemaguard.spark import delta_jars, get_spark
 
     test_jars = [_test_jar("iceberg-spark-runtime-*.jar"), _test_jar("spark-avro_*.jar")]
+    # `make test`'s first-tier JIT (SCHEMAGUARD_JAVA_OPTIONS) is for the short Spark processes the
+    # tests start; this session runs for the whole suite, where the full JIT pays for itself.
+    java_options = os.environ.pop("SCHEMAGUARD_JAVA_OPTIONS", None)
     session = get_spark("schemaguard-tests", {
         "spark.jars": ",".join(str(j) for j in [*delta_jars(), *test_jars]),
         "spark.sql.catalog.ice": ICEBERG_CATALOG,
         "spark.sql.catalog.ice.type": "hadoop",
         "spark.sql.catalog.ice.warehouse": str(home / "iceberg"),
     })
+    if java_options is not None:
+        os.environ["SCHEMAGUARD_JAVA_OPTIONS"] = java_options
     yield session
     session.stop()
     if previous is None:
         os.environ.pop("SCHEMAGUARD_HOME", None)
     else:
         os.environ["SCHEMAGUARD_HOME"] = previous
+
+
+@pytest.fixture(autouse=True)
+def _spark_tests_run_commands_as_processes(request: pytest.FixtureRequest,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark test's `run` starts the console script as its own process: in this one, a command
+    would share the tests' session (and its catalog) instead of starting its own."""
+    if request.node.get_closest_marker("spark") is not None:
+        monkeypatch.setattr(helpers, "IN_PROCESS", False)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

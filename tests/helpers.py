@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 SCHEMAGUARD = Path(sys.executable).parent / "schemaguard"
-# `make test-fast` (no JVM) runs the console script's `main` in the test's process: a process
-# start costs more than most of its commands. `make test` runs every command as its own process.
+# `make test` and `make test-fast` run the console script's `main` in the test's process: a
+# process start costs more than most of its commands. A Spark test's commands stay processes of
+# their own (conftest.py), each with its own JVM, and the tests of the process itself (exit codes,
+# what a command imports, the wheel) start one on purpose.
 IN_PROCESS = os.environ.get("SCHEMAGUARD_TEST_IN_PROCESS") == "1"
 TERMINAL = ("COLUMNS", "LINES", "FORCE_COLOR")  # what the commands see of a terminal: none of it
 

@@ -32,22 +32,28 @@ spark = get_spark("read")
 rows = spark.sql("SELECT id, note FROM audit_db.kept ORDER BY id").collect()
 fmt = spark.sql("DESCRIBE DETAIL audit_db.kept").first()["format"]
 kind = [r for r in spark.sql("DESCRIBE TABLE EXTENDED audit_db.kept").collect() if r[0] == "Type"]
+jvm = spark.sparkContext._jvm
+bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+    jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+print(bean.getVMOption("TieredStopAtLevel").getValue())
 print(fmt, kind[0][1], [(r.id, r.note) for r in rows])
 spark.stop()
 """
 
 
-def run_python(code: str, home: Path) -> str:
-    env = {**os.environ, "SCHEMAGUARD_HOME": str(home)}
+def run_python(code: str, home: Path, **env: str) -> list[str]:
+    env = {**os.environ, "SCHEMAGUARD_HOME": str(home), **env}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip().splitlines()
 
 
 def test_managed_delta_table_survives_a_new_session(tmp_path: Path) -> None:
-    assert run_python(WRITE, tmp_path) == "hive local[*]"
-    assert run_python(READ, tmp_path) == "delta MANAGED [(1, 'one'), (2, 'two')]"
+    """...and `$SCHEMAGUARD_JAVA_OPTIONS` reaches the embedded JVM."""
+    assert run_python(WRITE, tmp_path, SCHEMAGUARD_JAVA_OPTIONS="")[-1] == "hive local[*]"
+    tier, said = run_python(READ, tmp_path, SCHEMAGUARD_JAVA_OPTIONS="-XX:TieredStopAtLevel=1")[-2:]
+    assert (tier, said) == ("1", "delta MANAGED [(1, 'one'), (2, 'two')]")
     assert (tmp_path / "metastore_db").is_dir()  # everything lives under the one home folder
     assert (tmp_path / "warehouse" / "audit_db.db" / "kept" / "_delta_log").is_dir()
 
@@ -89,19 +95,13 @@ def test_the_embedded_session_starts_its_jvm_with_the_archive_setup_wrote(spark:
     assert "sharing" in jvm.java.lang.System.getProperty("java.vm.info")
 
 
-def test_the_users_java_options_reach_the_embedded_jvm(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`$SCHEMAGUARD_JAVA_OPTIONS` (which `make test` sets to the JIT's first tier) comes after the
-    embedded driver's own options, and the JVM runs with it."""
+
+def test_the_users_java_options_come_after_the_embedded_drivers_own(monkeypatch: pytest.MonkeyPatch) -> None:
     from schemaguard.spark import embedded_conf
 
     monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", " -Xss4m  -XX:TieredStopAtLevel=1 ")
-    assert embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"].endswith(
-        " -Xss4m  -XX:TieredStopAtLevel=1")
+    options = embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"]
+    assert options.startswith("-Dderby.system.home=/h ")
+    assert options.endswith(" -Xss4m  -XX:TieredStopAtLevel=1")
     monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", "")
     assert "Tiered" not in embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"]
-    monkeypatch.undo()
-    jvm = spark.sparkContext._jvm
-    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
-        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
-    given = "-XX:TieredStopAtLevel=1" in os.environ.get("SCHEMAGUARD_JAVA_OPTIONS", "")
-    assert bean.getVMOption("TieredStopAtLevel").getValue() == ("1" if given else "4")
