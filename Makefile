@@ -103,14 +103,16 @@ FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parq
 
 # pytest-xdist, a test file per worker at a time (its module fixtures built once): each worker that
 # meets a Spark test starts its own shared session, and a test that waits on processes of its own
-# (a kill, a wheel, `make run`) overlaps the rest. At most 4 workers: each may hold a JVM.
+# (a kill, a wheel, `make run`) overlaps the rest. At most 4 workers: each may hold a JVM. Files go
+# out in collection order, the longest first (tests/conftest.py), not xdist's most-tests-first.
 # The tests' Spark work is many short runs on tiny tables: the JIT's first tier only halves its CPU
 # (docs/catalog.md, `$SCHEMAGUARD_JAVA_OPTIONS`); every embedded session a test starts inherits it.
 test oracle: export SCHEMAGUARD_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(SPARK_AVRO_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
-	SCHEMAGUARD_TEST_IN_PROCESS=1 $(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile
+	SCHEMAGUARD_TEST_IN_PROCESS=1 $(VENV)/bin/pytest --numprocesses=auto --maxprocesses=4 --dist loadfile \
+	  --no-loadscope-reorder
 	SCHEMAGUARD_PYTHON_DECODER=1 $(VENV)/bin/pytest -m "not spark" $(FOOTER_TESTS)
 	$(PY) -m tests.mutants --sample 10
 

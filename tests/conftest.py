@@ -74,9 +74,9 @@ def _spark_tests_run_commands_as_processes(request: pytest.FixtureRequest,
         monkeypatch.setattr(helpers, "IN_PROCESS", False)
 
 
-# The test files that take longest (measured under `make test`, slowest first). pytest-xdist hands
-# out whole files in collection order, so these go first: a long file started last would run on
-# alone while the other worker idles.
+# The test files that take longest (measured under `make test`, slowest first). `make test`'s
+# pytest-xdist hands out whole files in collection order (--no-loadscope-reorder), so these go
+# first: a long file started last would run on alone while the other worker idles.
 LONGEST_FIRST = ("test_catalog.py", "test_migrate_kill.py", "test_oracle_delta_merge_into.py",
                  "test_intervals.py", "test_audit_cli.py", "test_delta_log.py", "test_wheel.py",
                  "test_cluster.py", "test_make_run.py", "test_plan_usage.py", "test_oracle_delta_stream.py",
