@@ -9,7 +9,6 @@ a lake of the same two files holding only that column fails to merge iff the col
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from schemaguard.checks import run_checks
 from schemaguard.checks.gate import evaluate_gate
 from schemaguard.config import parse_config
 from schemaguard.lake.table import read
-from tests.helpers import SCHEMAGUARD
+from tests import helpers
 
 TWO_FILES = {
     "a": (pa.int32(), pa.int64()),
@@ -58,8 +57,7 @@ def nested_lake(directory: Path) -> Path:
 
 
 def run(*args: str) -> dict[str, Any]:
-    done = subprocess.run([str(SCHEMAGUARD), *args, "--format", "json"], capture_output=True, text=True,
-                          check=False)
+    done = helpers.run(*args, "--format", "json")
     assert done.returncode in (0, 1), done.stderr
     doc: dict[str, Any] = json.loads(done.stdout)
     return doc

@@ -8,8 +8,6 @@ pyiceberg's, field by field (ids, names, types, nullability)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,9 +31,7 @@ from schemaguard.lake.table import ReadOptions, TableRead, read
 from schemaguard.model import Schema, fields_of, walk
 from schemaguard.proofs import Proof
 from schemaguard.proofs.run import run_proofs
-from tests.helpers import sql_catalog
-
-CLI = [str(Path(sys.executable).parent / "schemaguard")]
+from tests.helpers import run, sql_catalog
 
 
 @pytest.fixture
@@ -216,17 +212,12 @@ def test_time_travel_by_snapshot_id_and_timestamp(catalog: SqlCatalog) -> None:
     assert latest.iceberg is not None and latest.iceberg.snapshot_id == second.snapshot_id
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
-
-
-@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
         catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
-    by_dir = cli("scan", str(table_dir(t)), "--format", "json")
-    by_file = cli("scan", local(t.metadata_location), "--format", "json")
-    by_catalog = cli("scan", "db.orders", "--catalog", "test", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db",
+    by_dir = run("scan", str(table_dir(t)), "--format", "json")
+    by_file = run("scan", local(t.metadata_location), "--format", "json")
+    by_catalog = run("scan", "db.orders", "--catalog", "test", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db",
                      "--format", "json")
     docs = []
     for done in (by_dir, by_file, by_catalog):
@@ -240,16 +231,15 @@ def test_the_scan_command_reads_a_directory_a_metadata_file_and_a_catalog_table(
         assert doc["counts"]["files"] == 2 and doc["counts"]["unreferenced"] == 0
     # check proves on the snapshot asked for: before the second append, only the first file
     first = t.metadata.snapshots[0]
-    at = cli("check", str(table_dir(t)), "--not-null", "qty", "--version", str(first.snapshot_id),
+    at = run("check", str(table_dir(t)), "--not-null", "qty", "--version", str(first.snapshot_id),
              "--footer-only", "--format", "json")
     assert at.returncode == 1 and json.loads(at.stdout)["proofs"][0]["count"] == 1  # qty: [1, None]
-    later = cli("check", str(table_dir(t)), "--not-null", "note", "--footer-only", "--format", "json")
+    later = run("check", str(table_dir(t)), "--not-null", "note", "--footer-only", "--format", "json")
     assert later.returncode == 1 and json.loads(later.stdout)["format"] == "iceberg"
-    text = cli("scan", str(table_dir(t)))
+    text = run("scan", str(table_dir(t)))
     assert "Iceberg table, snapshot" in text.stdout and "rename name -> title" in text.stdout
 
 
-@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
     cases = [
@@ -262,12 +252,11 @@ def test_bad_iceberg_input_is_one_line_and_exit_2(catalog: SqlCatalog, tmp_path:
     broken.write_text("{not json")
     cases.append(("scan", str(broken)))
     for args in cases:
-        done = cli(*args)
+        done = run(*args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
 
-@pytest.mark.slow  # processes that each import pyiceberg: make test, not test-fast
 def test_the_audit_reads_an_iceberg_catalog_table_without_spark(catalog: SqlCatalog, tmp_path: Path) -> None:
     t = evolved(catalog)
     conf = tmp_path / "schemaguard.toml"
@@ -289,7 +278,7 @@ name = "by_path"
 path = "{table_dir(t)}"
 profiles = ["iceberg"]
 """)
-    done = cli("audit", "--conf", str(conf), "--format", "json")
+    done = run("audit", "--conf", str(conf), "--format", "json")
     assert done.returncode == 0, done.stderr  # int -> long and a rename: the current schema reads every file
     doc = json.loads(done.stdout)
     for table in doc["tables"]:
@@ -300,14 +289,14 @@ profiles = ["iceberg"]
     # read as int is no promotion Iceberg makes.
     full = tmp_path / "full.toml"
     full.write_text(conf.read_text().replace("BACKWARD_TRANSITIVE", "FULL_TRANSITIVE"))
-    done = cli("audit", "--conf", str(full), "--format", "json")
+    done = run("audit", "--conf", str(full), "--format", "json")
     assert done.returncode == 1
     for table in json.loads(done.stdout)["tables"]:
         assert [(f["code"], f["path"]) for f in table["findings"] if f["severity"] == "error"] == [
             ("VERSION_INCOMPATIBLE", "qty")]
     wrong = tmp_path / "wrong.toml"
     wrong.write_text(conf.read_text().replace('"db.orders"', '"db.nope"'))
-    done = cli("audit", "--conf", str(wrong))
+    done = run("audit", "--conf", str(wrong))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "db.nope" in done.stderr
 
 
@@ -355,14 +344,14 @@ def test_a_plan_on_an_iceberg_catalog_table(catalog: SqlCatalog, tmp_path: Path)
     new.write_text(json.dumps({"fields": [fields[0], {**fields[1], "nullable": False}]}))
     args = ("plan", str(old), str(new), "--table", "db.events", "--catalog", "test", "--catalog-uri",
             f"sqlite:///{tmp_path}/catalog.db", "--format", "json")
-    done = cli(*args)
+    done = run(*args)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["profiles"] == ["spark-read", "iceberg"] and doc["safe_as_single_edit"]
     [check] = doc["checks"]
     assert (check["kind"], check["status"]) == ("not-null", "proven")
     t.append(pa.table({"id": pa.array([3], pa.int64()), "v": pa.array([None], pa.int64())}))
-    refuted = cli(*args)
+    refuted = run(*args)
     assert refuted.returncode == 1
     assert json.loads(refuted.stdout)["checks"][0]["status"] == "refuted"
 

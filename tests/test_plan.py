@@ -5,7 +5,6 @@ line."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,7 @@ import pytest
 from schemaguard.formats.notation import schema_from_notation
 from schemaguard.model import Schema
 from schemaguard.planning.planner import Check, PlanRequest, build_plan
-from tests.helpers import SCHEMAGUARD
-
-CLI = [str(SCHEMAGUARD)]
+from tests.helpers import run
 
 # ---------------------------------------------------------------------------------------------
 # Schemas in the notation
@@ -240,25 +237,23 @@ def write(path: Path, s: Schema) -> str:
 
 def test_the_plan_command_text_json_markdown_and_exit_codes(tmp_path: Path) -> None:
     old, new = write(tmp_path / "old.json", OLD), write(tmp_path / "new.json", RENAMED)
-    done = subprocess.run([*CLI, "plan", old, new, "--rename", "weight=weight_kg", "--identity", "name",
-                           "--readers", "10", "--format", "json"], capture_output=True, text=True)
+    done = run("plan", old, new, "--rename", "weight=weight_kg", "--identity", "name", "--readers", "10",
+               "--format", "json")
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert set(doc) >= {"operations", "mode", "deploy_order", "safe_as_single_edit", "strategy", "steps",
                         "checks", "notes"}
     assert [(s["kind"], s["weeks"]) for s in doc["steps"]][-1] == ("contract", [8, 8])
     assert doc["operations"][0]["verdicts"]["spark-read"] == {"backward": "quiet", "forward": "quiet"}
-    text = subprocess.run([*CLI, "plan", old, new, "--rename", "weight=weight_kg"], capture_output=True,
-                          text=True)
+    text = run("plan", old, new, "--rename", "weight=weight_kg")
     assert text.returncode == 1 and "week 8" in text.stdout and "contract" in text.stdout
-    markdown = subprocess.run([*CLI, "plan", old, new, "--rename", "weight=weight_kg", "--format",
-                               "markdown"], capture_output=True, text=True)
+    markdown = run("plan", old, new, "--rename", "weight=weight_kg", "--format", "markdown")
     assert markdown.stdout.startswith("## Schema change plan") and "| 6 | week 8 |" in markdown.stdout
-    same = subprocess.run([*CLI, "plan", old, old], capture_output=True, text=True)
+    same = run("plan", old, old)
     assert same.returncode == 0, same.stdout + same.stderr
     for bad in (["plan", old], ["plan", old, new, "--rename", "nope"], ["plan", old, new, "--rename", "x=y"],
                 ["plan", old, new, "--deploy-order", "sideways"], ["plan", old, str(tmp_path / "none.json")]):
-        wrong = subprocess.run([*CLI, *bad], capture_output=True, text=True)
+        wrong = run(*bad)
         assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, (bad, wrong.stderr)
 
 

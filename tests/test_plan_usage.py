@@ -30,7 +30,7 @@ from schemaguard.planning.usage.logs import open_log, read_log
 from schemaguard.planning.usage.records import UnresolvedQuery
 from schemaguard.planning.usage.resolve import column_reads
 from schemaguard.planning.usage.tally import query_outcomes, read_usage
-from tests.helpers import SCHEMAGUARD
+from tests.helpers import run
 
 SHIPMENTS = schema_from_notation({"fields": [
     {"name": "id", "type": "int64"}, {"name": "weight", "type": "double"},
@@ -671,10 +671,10 @@ def test_the_plan_reads_query_logs_and_consumer_sql(tmp_path: Path) -> None:
     new.write_text(dumps(changed))
     recent = (NOW - 2 * DAY).isoformat()
     log = write_jsonl(tmp_path / "q.jsonl", [{"ts": recent, "user": u, "query": q} for u, q in CONSUMER_LOG])
-    run = [str(SCHEMAGUARD), "plan", str(old), str(new), "--rename", "weight=weight_kg", "--format", "json"]
+    given = ("plan", str(old), str(new), "--rename", "weight=weight_kg", "--format", "json")
 
     def plan(*more: str) -> tuple[int, dict[str, Any], str]:
-        done = subprocess.run([*run, *more], capture_output=True, text=True)
+        done = run(*given, *more)
         return done.returncode, json.loads(done.stdout) if done.returncode != 2 else {}, done.stderr
 
     code, _, err = plan("--query-log", str(log))
