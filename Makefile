@@ -107,7 +107,7 @@ FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parq
 # out in collection order, the longest first (tests/conftest.py), not xdist's most-tests-first.
 # The tests' Spark work is many short runs on tiny tables: the JIT's first tier only halves its CPU
 # (docs/catalog.md, `$SCHEMAGUARD_JAVA_OPTIONS`); every embedded session a test starts inherits it.
-test oracle: export SCHEMAGUARD_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
+test: export SCHEMAGUARD_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(SPARK_AVRO_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
 	$(VENV)/bin/mypy
