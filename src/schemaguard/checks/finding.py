@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from itertools import islice
 from typing import Any, Literal
 
 from schemaguard.base import SEVERITIES, Severity
@@ -228,9 +229,14 @@ class Involved:
 
 
 def involved(versions: Iterable[SchemaVersion]) -> Involved:
-    """What some versions cover: their files and their partition directories."""
+    """What some versions cover: their files and their partition directories. Linear in the
+    versions and their partitions, never in their files: only the sampled files are listed (one
+    finding each of a thousand columns of a million-file version lists 20 files a finding, not a
+    million), and one version's partitions are already sorted and distinct (lake/history.py)."""
     vs = list(versions)
-    return sampled([rel for v in vs for rel in v.files.rels()], (p for v in vs for p in v.partitions))
+    files = tuple(islice((rel for v in vs for rel in v.files.rels()), SAMPLE))
+    parts = vs[0].partitions if len(vs) == 1 else tuple(sorted({p for v in vs for p in v.partitions}))
+    return Involved(sum(len(v.files) for v in vs), files, parts[:SAMPLE], len(parts))
 
 
 def involved_files(rels: Sequence[str]) -> Involved:
