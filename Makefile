@@ -105,8 +105,8 @@ FOOTER_TESTS := tests/test_thrift_c.py tests/test_fuzz_footer.py tests/test_parq
 # meets a Spark test starts its own shared session, and a test that waits on processes of its own
 # (a kill, a wheel, `make run`) overlaps the rest. At most 4 workers: each may hold a JVM. Files go
 # out in collection order, the longest first (tests/conftest.py), not xdist's most-tests-first.
-# The tests' Spark work is many short runs on tiny tables: the JIT's first tier only halves its CPU
-# (docs/catalog.md, `$SCHEMAGUARD_JAVA_OPTIONS`); every embedded session a test starts inherits it.
+# The Spark processes the tests start are short runs on tiny tables: the JIT's first tier only
+# halves their CPU (docs/catalog.md, `$SCHEMAGUARD_JAVA_OPTIONS`; the shared session keeps the full JIT).
 test: export SCHEMAGUARD_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: setup $(CHROMIUM) $(ICEBERG_JAR) $(SPARK_AVRO_JAR) $(MOTO)
 	$(VENV)/bin/ruff check src jobs tests bench
@@ -140,8 +140,8 @@ sanitize: setup
 # unset and tests/no-jvm comes first on PATH, so pyspark's spark-class (and py4j, and spark-submit)
 # find its fake `java`, which fails: a test that starts a JVM without the `spark` marker fails
 # loudly here instead of slowly. SPARK_CONF_DIR points there too: no spark-env.sh to set JAVA_HOME.
-# The console script's commands run in the test's own process (tests/helpers.py `run`): a process
-# start costs more than most commands; `make test` runs each as its own process.
+# The console script's commands run in the test's own process (tests/helpers.py `run`), as in
+# `make test`: a process start costs more than most commands.
 NO_JVM := $(CURDIR)/tests/no-jvm
 
 test-fast: setup $(MOTO)

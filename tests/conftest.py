@@ -49,14 +49,16 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     # `make test`'s first-tier JIT (SCHEMAGUARD_JAVA_OPTIONS) is for the short Spark processes the
     # tests start; this session runs for the whole suite, where the full JIT pays for itself.
     java_options = os.environ.pop("SCHEMAGUARD_JAVA_OPTIONS", None)
-    session = get_spark("schemaguard-tests", {
-        "spark.jars": ",".join(str(j) for j in [*delta_jars(), *test_jars]),
-        "spark.sql.catalog.ice": ICEBERG_CATALOG,
-        "spark.sql.catalog.ice.type": "hadoop",
-        "spark.sql.catalog.ice.warehouse": str(home / "iceberg"),
-    })
-    if java_options is not None:
-        os.environ["SCHEMAGUARD_JAVA_OPTIONS"] = java_options
+    try:
+        session = get_spark("schemaguard-tests", {
+            "spark.jars": ",".join(str(j) for j in [*delta_jars(), *test_jars]),
+            "spark.sql.catalog.ice": ICEBERG_CATALOG,
+            "spark.sql.catalog.ice.type": "hadoop",
+            "spark.sql.catalog.ice.warehouse": str(home / "iceberg"),
+        })
+    finally:
+        if java_options is not None:
+            os.environ["SCHEMAGUARD_JAVA_OPTIONS"] = java_options
     yield session
     session.stop()
     if previous is None:

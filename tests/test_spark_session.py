@@ -95,7 +95,6 @@ def test_the_embedded_session_starts_its_jvm_with_the_archive_setup_wrote(spark:
     assert "sharing" in jvm.java.lang.System.getProperty("java.vm.info")
 
 
-
 def test_the_users_java_options_come_after_the_embedded_drivers_own(monkeypatch: pytest.MonkeyPatch) -> None:
     from schemaguard.spark import embedded_conf
 

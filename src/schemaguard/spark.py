@@ -96,8 +96,8 @@ def embedded_conf(home: Path) -> dict[str, str]:
         java_opts += f" -XX:ArchiveClassesAtExit={os.environ['SCHEMAGUARD_WRITE_CLASS_ARCHIVE']}"
     elif archive.is_file():
         java_opts += f" -XX:SharedArchiveFile={archive} {QUIET_CDS}"
-    if os.environ.get(JAVA_OPTIONS_ENV, "").strip():
-        java_opts += " " + os.environ[JAVA_OPTIONS_ENV].strip()
+    if extra := os.environ.get(JAVA_OPTIONS_ENV, "").strip():
+        java_opts += f" {extra}"
     return {
         "spark.master": "local[*]",
         "spark.sql.catalogImplementation": "hive",
