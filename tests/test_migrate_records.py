@@ -1,6 +1,6 @@
 """What `migrate status` and a resumed step make of the `migrations` records, without Spark: a
 step killed after its `started` record keeps the version from before its first statement when a
-rerun finishes it, and an applied rollback clears the steps before it."""
+rerun finishes it, and an applied rollback clears the steps before it; which steps start a brief JVM."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from schemaguard.migrate import step_states
+from schemaguard.migrate import Migration, step_states, touches_rows
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -40,3 +40,18 @@ def test_an_applied_rollback_clears_the_steps_before_it() -> None:
     assert set(step_states(rows)) == {"dual-write"}
     killed = rows[:2]  # a rollback killed before it finished clears nothing
     assert set(step_states(killed)) == {"expand", "rollback"}
+
+
+def test_only_steps_that_read_or_write_rows_need_the_full_jit() -> None:
+    steps = [{"kind": "expand", "entry_checks": [], "sql": [
+                 "ALTER TABLE t ADD COLUMNS (`b` STRING)", "CREATE OR REPLACE VIEW `v1` AS SELECT a FROM t"]},
+             {"kind": "backfill", "entry_checks": [], "sql": ["UPDATE t SET `b` = `a` WHERE `b` IS NULL"]},
+             {"kind": "move-readers", "entry_checks": [{"kind": "backfilled", "subject": "b from a"}],
+              "sql": []},
+             {"kind": "contract", "entry_checks": [{"kind": "no-reads", "subject": "a"}],
+              "sql": ["DROP VIEW IF EXISTS `v1`", "ALTER TABLE t DROP COLUMNS (`a`)"]}]
+    m = Migration({"steps": steps}, "id", "t", "t", "delta", ("v1",))
+    assert not touches_rows(m, ["expand"]) and not touches_rows(m, ["contract"]) and not touches_rows(m, [])
+    assert touches_rows(m, ["backfill"])  # an UPDATE rewrites the rows
+    assert touches_rows(m, ["move-readers"])  # its proof reads them
+    assert touches_rows(m, ["expand", "backfill"])

@@ -104,3 +104,15 @@ def test_the_users_java_options_come_after_the_embedded_drivers_own(monkeypatch:
     assert options.endswith(" -Xss4m  -XX:TieredStopAtLevel=1")
     monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", "")
     assert "Tiered" not in embedded_conf(Path("/h"))["spark.driver.extraJavaOptions"]
+
+
+def test_a_brief_session_compiles_with_the_first_tier_unless_the_user_says_otherwise(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from schemaguard.spark import embedded_conf
+
+    monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", "")
+    assert embedded_conf(Path("/h"), brief=True)["spark.driver.extraJavaOptions"].endswith(
+        " -XX:TieredStopAtLevel=1")
+    monkeypatch.setenv("SCHEMAGUARD_JAVA_OPTIONS", "-XX:TieredStopAtLevel=4")  # the JVM takes the last one
+    assert embedded_conf(Path("/h"), brief=True)["spark.driver.extraJavaOptions"].endswith(
+        " -XX:TieredStopAtLevel=1 -XX:TieredStopAtLevel=4")

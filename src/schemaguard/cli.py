@@ -435,7 +435,7 @@ def migrate(
     spark = None
     if apply or action == "rollback" or recorded is None:
         status("starting Spark (a migration step runs its checks and SQL through it)")
-        spark = get_spark("schemaguard-migrate")
+        spark = get_spark("schemaguard-migrate", brief=not migrating.touches_rows(m, kinds))
         if recorded is None:
             recorded = migration_rows(spark, reports, m.plan_id)
     if action == "status":
@@ -450,8 +450,8 @@ def migrate(
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings
-            show_run(migrating.run_rollback(m, spark or get_spark("schemaguard-migrate"), reports, apply,
-                                            recorded), apply)
+            writer = spark or get_spark("schemaguard-migrate", brief=True)
+            show_run(migrating.run_rollback(m, writer, reports, apply, recorded), apply)
         raise typer.Exit(0)
     read_now = partial(inputs.read_table, where, spark=spark, catalog=iceberg,
                        progress=bars(OutputFormat.text))
@@ -551,7 +551,8 @@ def findings(
 
         status("reading the findings with Spark SQL")
         try:
-            rows = [r.asDict() for r in get_spark("schemaguard-findings", config.spark).sql(query).collect()]
+            spark = get_spark("schemaguard-findings", config.spark, brief=True)
+            rows = [r.asDict() for r in spark.sql(query).collect()]
         except AnalysisException as e:
             fail(f"cannot read the findings (has an audit written to this catalog?): {first_line(e)}")
     if output == FindingsFormat.json:

@@ -133,6 +133,17 @@ def steps_of(action: str, m: Migration, step: str | None) -> list[str]:
     return found
 
 
+def touches_rows(m: Migration, kinds: Sequence[str]) -> bool:
+    """Whether running these steps reads or writes the table's rows through Spark: a data proof
+    among their entry checks, or a statement that is not DDL (a backfill's UPDATE or MERGE). The
+    others (and a rollback) are metadata work: a command of them starts a brief JVM."""
+    steps = [plan_step(m.doc, kind) for kind in kinds]
+    return any(c.get("kind") in DATA_PROOFS for s in steps for c in s.get("entry_checks") or ()
+               if isinstance(c, dict)) or any(
+        not str(x).lstrip().upper().startswith(("ALTER ", "CREATE ", "DROP ", "RESTORE "))
+        for s in steps for x in s.get("sql") or ())
+
+
 # ---------------------------------------------------------------------------------------------
 # The guard: every statement writes only the plan's table and views
 

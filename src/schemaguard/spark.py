@@ -80,14 +80,18 @@ def class_archive() -> Path:
 # when they differ (a new JDK, moved jars): the logging off keeps that silence.
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
-# JVM options of the user's own for the embedded driver, after ours. `-XX:TieredStopAtLevel=1`
-# (C1 only) halves the CPU of a short command and cuts a quarter of its wall time on 2 cores, but
-# makes a long scan 2.7x slower (measured: docs/catalog.md), so it is a choice, not the default.
+# JVM options of the user's own for the embedded driver, after ours (so theirs win).
 JAVA_OPTIONS_ENV = "SCHEMAGUARD_JAVA_OPTIONS"
+# The JIT's first tier only (C1): it halves the CPU of a short command and cuts a quarter to a
+# third of its wall time on 2 cores, but makes a long scan 2.7x slower (measured: docs/catalog.md).
+# So a command of metadata work only (a migration's DDL, RESTORE, its records) starts with it,
+# and a command that reads or writes rows does not.
+BRIEF_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def embedded_conf(home: Path) -> dict[str, str]:
-    """Settings of the embedded default session, every path under `home`."""
+def embedded_conf(home: Path, brief: bool = False) -> dict[str, str]:
+    """Settings of the embedded default session, every path under `home`; `brief`: its work is
+    metadata only, seconds long (`BRIEF_JIT`)."""
     java_opts = f"-Dderby.system.home={home}"
     if LOG4J.exists():
         java_opts += f" -Dlog4j2.configurationFile={LOG4J}"
@@ -96,6 +100,8 @@ def embedded_conf(home: Path) -> dict[str, str]:
         java_opts += f" -XX:ArchiveClassesAtExit={os.environ['SCHEMAGUARD_WRITE_CLASS_ARCHIVE']}"
     elif archive.is_file():
         java_opts += f" -XX:SharedArchiveFile={archive} {QUIET_CDS}"
+    if brief:
+        java_opts += f" {BRIEF_JIT}"
     if extra := os.environ.get(JAVA_OPTIONS_ENV, "").strip():
         java_opts += f" {extra}"
     return {
@@ -163,7 +169,11 @@ def spark_already_configured(conf: dict[str, str]) -> bool:
     )
 
 
-def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None) -> SparkSession:
+def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None, *,
+              brief: bool = False) -> SparkSession:
+    """The active session, else one for the settings Spark already has (`spark_already_configured`),
+    else the embedded default; `brief` (a command of metadata work only) applies to the embedded
+    default alone: an active session or a cluster keeps its own JVM."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -182,7 +192,7 @@ def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None)
         home.mkdir(parents=True, exist_ok=True)
         # Python workers run this interpreter (the venv), so they can import schemaguard.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        for key, value in embedded_conf(home).items():
+        for key, value in embedded_conf(home, brief).items():
             builder = builder.config(key, value)
         builder = builder.enableHiveSupport()
     for key, value in extra.items():
