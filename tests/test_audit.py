@@ -250,3 +250,24 @@ def test_a_lake_root_holding_tables_is_not_read_as_one_table_unless_asked(tmp_pa
                     schema_mode="merge")
     stray = run("check", str(lake / "events"), *parquet)
     assert stray.returncode == 1, stray.stderr  # now a file lacks `id`: its rows read as null
+
+
+def test_the_audits_own_jvm_is_brief_only_while_its_proofs_read_little(lake: Path) -> None:
+    from schemaguard.auditing import BRIEF_BYTES, brief_work
+    from schemaguard.lake.file_records import DataFiles
+    from schemaguard.proofs import Proof
+
+    (table,) = configure(lake).tables
+    proved = replace(table, proofs=(Proof("not-null", "channel"),))
+
+    def files(*sizes: int) -> DataFiles:
+        listed = DataFiles()
+        for i, size in enumerate(sizes):
+            listed.add(f"/t/f{i}.parquet", f"f{i}.parquet", size, None, ())
+        return listed
+
+    half = BRIEF_BYTES // 2
+    assert brief_work([(proved, files(half, half))])  # at the bound: still brief
+    assert not brief_work([(proved, files(half, half, 1))])
+    assert brief_work([(table, files(BRIEF_BYTES * 100))])  # no proof reads a table without proofs
+    assert not brief_work([(table, files(1)), (proved, files(half)), (proved, files(half + 1))])

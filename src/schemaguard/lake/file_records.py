@@ -202,6 +202,10 @@ class DataFiles(_Sequence[DataFile]):
     def rels(self) -> Iterator[str]:
         return map(self._files.rel, range(len(self)))
 
+    def total_size(self) -> int:
+        """The files' bytes, as the listing gave them."""
+        return sum(self._files._size)
+
     def raw_rel(self, i: int) -> bytes:
         return self._files._rel[i]
 
