@@ -50,6 +50,9 @@ def test_make_run_audits_proves_and_plans(made: dict[str, Any]) -> None:
     done = made["make"]
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "INFO:" not in done.stderr
+    # one JVM for the audit; the plan, the step shown and `findings` start none of their own
+    assert done.stderr.count("starting Spark") == 1, done.stderr[-2000:]
+    assert "with Spark" not in done.stderr  # nor a plan or findings reading through Spark
     text = " ".join(done.stdout.split())  # as a person reads it, however the terminal wrapped it
     assert "proofs 3 proven, 3 refuted" in text
     for code in ("BACKFILL_INCOMPLETE", "DUAL_WRITE_DISAGREES", "ENUM_VALUE_UNEXPECTED"):
