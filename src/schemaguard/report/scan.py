@@ -8,17 +8,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from schemaguard.checks.finding import Finding, FindingCode, finding_doc
 from schemaguard.checks.summary import TableSummary
 from schemaguard.formats.notation import schema_to_notation
-from schemaguard.report.console import console as terminal
+
+if TYPE_CHECKING:  # rich loads where text is drawn: `scan --format json` (a program's) never needs it
+    from rich.console import Console
+    from rich.table import Table
 
 PROGRESS_ABOVE = 2000  # files; smaller scans finish before a bar would help
 
@@ -29,6 +27,10 @@ def progress(total: int, enabled: bool, label: str = "") -> Iterator[Callable[[i
     if not enabled or total < PROGRESS_ABOVE or not sys.stderr.isatty():
         yield None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from schemaguard.report.console import console as terminal
+
     title = f"reading footers{' of ' + label if label else ''}"
     columns = (TextColumn(title, markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=terminal(stderr=True), transient=True) as bar:
@@ -118,6 +120,11 @@ def _column_json(c: Any) -> dict[str, Any]:
 
 
 def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Console | None = None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from schemaguard.report.console import console as terminal
+
     out = console or terminal()
     table, counts = summary.table, summary.counts
     kind = ""
@@ -172,6 +179,8 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
 
 
 def _log_table(summary: TableSummary) -> Table:
+    from rich.table import Table
+
     iceberg = summary.table.iceberg is not None
     history = Table(title=f"Table schema history ({'the metadata' if iceberg else 'the log'})",
                     title_justify="left")
@@ -195,6 +204,8 @@ def _operation_text(o: Any) -> str:
 
 def unreadable_table(title: str, unreadable: Iterable[Any]) -> Table:
     """Files that cannot be read, with why (`rel`, `reason`), as the scan and the gate list them."""
+    from rich.table import Table
+
     bad = Table(title=title, title_justify="left")
     bad.add_column("file")
     bad.add_column("reason")
