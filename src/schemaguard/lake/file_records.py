@@ -123,6 +123,21 @@ class _Files:
         self._mtime.append(math.nan if mtime is None else mtime)
         self._partition.append(partition)
 
+    def copy(self, other: _Files, i: int, size: int) -> None:
+        """Row `i` of another listing's columns with the size read, its path kept as encoded
+        (a scan's footers come in listing order: no path decoded and encoded again a file)."""
+        if self._prefix is None:
+            self._prefix = other._prefix
+        if self._prefix != other._prefix:  # another listing's root: spelled out
+            self._add(other.path(i), other.rel(i), size, other.mtime(i), other.partition(i))
+            return
+        if i in other._paths:
+            self._paths[len(self._rel)] = other._paths[i]
+        self._rel.append(other._rel[i])
+        self._size.append(size)
+        self._mtime.append(other._mtime[i])
+        self._partition.append(other._partition[i])
+
     def __len__(self) -> int:
         return len(self._rel)
 
@@ -267,6 +282,17 @@ class Footers(_Sequence[FileFooter]):
         else:
             size, rows, groups, writer, footer, _, kv, encrypted = read
         self._files._add(f.path, f.rel, size, f.mtime, f.partition)
+        self._rest(rows, groups, writer, footer, stats, kv, encrypted)
+
+    def append_listed(self, files: DataFiles, i: int, read: Packed) -> None:
+        """File `i` of a listing as a worker read it (`append`'s `read`), its path and partition
+        copied from the listing's columns as they are."""
+        size, rows, groups, writer, footer, stats, kv, encrypted = read
+        self._files.copy(files._files, i, size)
+        self._rest(rows, groups, writer, footer, stats, kv, encrypted)
+
+    def _rest(self, rows: int, groups: int, writer: str | None, footer: Any, stats: bytes,
+              kv: tuple[str, ...], encrypted: tuple[str, ...]) -> None:
         self._rows.append(rows)
         self._groups.append(groups)
         self._writer.append(writer)

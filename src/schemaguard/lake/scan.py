@@ -98,7 +98,7 @@ class _Sink:
     million objects), the unreadable files as findings. A range whose worker died arrives late, and
     the ranges after it wait for it."""
 
-    def __init__(self, files: Sequence[DataFile]) -> None:
+    def __init__(self, files: DataFiles) -> None:
         self.files = files
         self.footers = Footers()
         self.unreadable: list[Unreadable] = []
@@ -109,11 +109,11 @@ class _Sink:
         self._waiting[lo] = results
         while self._next in self._waiting:
             chunk = self._waiting.pop(self._next)
-            for f, r in zip(self.files[self._next:self._next + len(chunk)], chunk, strict=True):
+            for i, r in enumerate(chunk, self._next):
                 if isinstance(r, Unreadable):
                     self.unreadable.append(r)
                 else:
-                    self.footers.append(f, r[5], r)
+                    self.footers.append_listed(self.files, i, r)
             self._next += len(chunk)
 
 
