@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from schemaguard.migrate import Migration, step_states, touches_rows
+from schemaguard.migrate import Migration, log_only, step_states, touches_rows
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -55,3 +55,17 @@ def test_only_steps_that_read_or_write_rows_need_the_full_jit() -> None:
     assert touches_rows(m, ["backfill"])  # an UPDATE rewrites the rows
     assert touches_rows(m, ["move-readers"])  # its proof reads them
     assert touches_rows(m, ["expand", "backfill"])
+
+
+def test_only_statements_delta_answers_from_its_log_count_as_metadata_work() -> None:
+    assert all(log_only(x) for x in (
+        "ALTER TABLE db.t ADD COLUMNS (`b` STRING AFTER `a`)", "ALTER TABLE db.t DROP COLUMNS (`a`, `c`)",
+        "ALTER TABLE db.t RENAME COLUMN `a` TO `b`",
+        "ALTER TABLE db.t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
+        "CREATE OR REPLACE VIEW `db`.`t__v1` AS SELECT `a` FROM db.t", "DROP VIEW IF EXISTS `db`.`t__v1`",
+        "RESTORE TABLE db.t TO VERSION AS OF 3"))
+    assert not any(log_only(x) for x in (
+        "ALTER TABLE db.t ADD CONSTRAINT c_not_null CHECK (`c` IS NOT NULL)",  # Delta checks every row
+        "ALTER TABLE db.t ALTER COLUMN `c` SET NOT NULL",
+        "UPDATE db.t SET `b` = `a` WHERE `b` IS NULL",
+        "CREATE TABLE `db`.`t__v2` USING delta AS SELECT CAST(`a` AS INT) AS `a` FROM db.t"))

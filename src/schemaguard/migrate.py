@@ -135,13 +135,29 @@ def steps_of(action: str, m: Migration, step: str | None) -> list[str]:
 
 def touches_rows(m: Migration, kinds: Sequence[str]) -> bool:
     """Whether running these steps reads or writes the table's rows through Spark: a data proof
-    among their entry checks, or a statement that is not DDL (a backfill's UPDATE or MERGE). The
-    others (and a rollback) are metadata work: a command of them starts a brief JVM."""
+    among their entry checks, or a statement that is not `log_only`. The others (and a rollback)
+    are metadata work: a command of them starts a brief JVM."""
     steps = [plan_step(m.doc, kind) for kind in kinds]
     return any(c.get("kind") in DATA_PROOFS for s in steps for c in s.get("entry_checks") or ()
-               if isinstance(c, dict)) or any(
-        not str(x).lstrip().upper().startswith(("ALTER ", "CREATE ", "DROP ", "RESTORE "))
-        for s in steps for x in s.get("sql") or ())
+               if isinstance(c, dict)) or not all(log_only(str(x)) for s in steps for x in s.get("sql") or ())
+
+
+def log_only(statement: str) -> bool:
+    """A statement Delta answers from its log alone, reading no row: a view made or dropped,
+    columns added, dropped or renamed, table properties set, a `RESTORE` (it plans files). Not a
+    CHECK constraint or NOT NULL (Delta scans every row for them), an UPDATE, a MERGE, a CTAS."""
+    from sqlglot import exp
+
+    if _restored(statement) is not None:
+        return True
+    tree = _parsed(statement)
+    if isinstance(tree, exp.Create | exp.Drop):
+        return str(tree.args.get("kind", "")).upper() == "VIEW"
+    if not isinstance(tree, exp.Alter):
+        return False
+    return all(isinstance(a, exp.Schema | exp.ColumnDef | exp.RenameColumn | exp.AlterSet)
+               or (isinstance(a, exp.Drop) and a.args.get("kind") in ("COLUMN", "COLUMNS"))
+               for a in tree.args.get("actions") or ())
 
 
 # ---------------------------------------------------------------------------------------------
