@@ -253,9 +253,10 @@ def test_a_lake_root_holding_tables_is_not_read_as_one_table_unless_asked(tmp_pa
 
 
 def test_the_audits_own_jvm_is_brief_only_while_its_proofs_read_little(lake: Path) -> None:
-    from schemaguard.auditing import BRIEF_BYTES, brief_work
+    from schemaguard.auditing import brief_work
     from schemaguard.lake.file_records import DataFiles
     from schemaguard.proofs import Proof
+    from schemaguard.spark import BRIEF_BYTES
 
     (table,) = configure(lake).tables
     proved = replace(table, proofs=(Proof("not-null", "channel"),))
@@ -271,3 +272,16 @@ def test_the_audits_own_jvm_is_brief_only_while_its_proofs_read_little(lake: Pat
     assert not brief_work([(proved, files(half, half, 1))])
     assert brief_work([(table, files(BRIEF_BYTES * 100))])  # no proof reads a table without proofs
     assert not brief_work([(table, files(1)), (proved, files(half)), (proved, files(half + 1))])
+
+
+def test_proofs_on_a_small_table_start_a_brief_jvm(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` and `plan` give their proofs' session the table they read: a small one starts
+    brief (the decision only: which JVM a session really gets is test_spark_session's)."""
+    from schemaguard import inputs
+    from schemaguard.lake.table import read
+
+    asked: list[bool] = []
+    monkeypatch.setattr(inputs, "_embedded", lambda name, brief=False: asked.append(brief))
+    inputs.spark_factory("check", read=read(str(lake / "lake" / "orders")))()
+    inputs.spark_factory("check")()  # no table known: the full JIT
+    assert asked == [True, False]

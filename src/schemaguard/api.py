@@ -175,7 +175,7 @@ def check(table: str, *, not_null: Iterable[str] = (), backfilled: Iterable[str]
     where = table if ref is not None else located(table, spark, spark_catalog)
     read = with_data(read_table(where, how=how, catalog=ref))
     scope = Scope(tuple((partitions or {}).items()), since, until)
-    factory = spark_factory("schemaguard-check", spark, announce)
+    factory = spark_factory("schemaguard-check", spark, announce, read)
     with kept_conf(spark):
         results = run_proofs(read, proofs, scope, factory, footer_only, tuple(keys), with_values)
     return CheckResult(CheckReport(table, read.table_format, scope, tuple(results)))
@@ -258,7 +258,8 @@ def plan(old: SchemaLike | None = None, new: SchemaLike | None = None, *, table:
         drop_needs_mapping=read is not None and read.delta is not None and options.column_mapping == "none",
         check_table=f"{table} --spark-catalog" if spark_catalog else None)
     logs = [Path(p) for p in [*query_logs, *event_logs]]  # one reader: each log's kind told by content
-    evidence = Evidence(new_schema, read, spark_factory("schemaguard-plan", spark, announce), footer_only)
+    factory = spark_factory("schemaguard-plan", spark, announce, read)
+    evidence = Evidence(new_schema, read, factory, footer_only)
     by_name = spark_catalog or catalog_ref(catalog, catalog_uri) is not None  # not a path
     sql_ask = SqlAsk(table, by_name, tuple(st.text for st in change.statements) if change else (),
                      view_name) if read is not None and table is not None else None

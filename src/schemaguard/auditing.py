@@ -39,6 +39,7 @@ from schemaguard.proofs import ProofResult
 from schemaguard.proofs.audit_run import AuditRun, Phases, TableAudit
 from schemaguard.proofs.findings import proof_finding
 from schemaguard.proofs.run import Scope, check_columns, run_proofs
+from schemaguard.spark import brief_for
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -73,18 +74,10 @@ def reading_needs_spark(config: AuditConfig) -> bool:
     return config.engine == "spark" or any(t.catalog_table and not t.iceberg_catalog for t in config.tables)
 
 
-# The audit's own embedded JVM starts brief (spark.BRIEF_JIT: the JIT's first tier) when the files its
-# proofs may read are few: the rest of its Spark work (the catalog write) is small. Measured on 2
-# cores, one pass of aggregates as the proofs run them, whole processes: 16 MiB (1M rows) 4.2-4.5 s
-# brief against 6.1 s, 78 MiB (5M rows) 5.4-5.5 s against 6.5-6.7 s, but 314 MiB (20M rows) 10.2 s
-# against 8.3 s: the first tier pays back below about 150 MiB, so the bound keeps a margin.
-BRIEF_BYTES = 64 * 2**20
-
-
 def brief_work(tables: Sequence[tuple[TableConfig, DataFiles]]) -> bool:
-    """Whether the audit's Spark work is brief: the files of its tables with proofs (each table's
-    listing) hold at most BRIEF_BYTES."""
-    return sum(files.total_size() for table, files in tables if table.proofs) <= BRIEF_BYTES
+    """Whether the audit's Spark work is brief (`spark.brief_for`): the files of its tables with
+    proofs (each table's listing) are few; the rest of it, the catalog write, is small."""
+    return brief_for(sum(files.total_size() for table, files in tables if table.proofs))
 
 
 class LazySpark:

@@ -239,16 +239,17 @@ def _arrow_schema(schema: Any) -> Schema:
         return read_footer(path).schema
 
 
-def _embedded(name: str) -> Any:
+def _embedded(name: str, brief: bool = False) -> Any:
     from schemaguard.spark import get_spark
 
-    return get_spark(name)
+    return get_spark(name, brief=brief)
 
 
-def spark_factory(name: str, spark: Any = None,
-                  announce: Callable[[], None] | None = None) -> Callable[[], Any]:
+def spark_factory(name: str, spark: Any = None, announce: Callable[[], None] | None = None,
+                  read: TableRead | None = None) -> Callable[[], Any]:
     """The session proofs read data with: the caller's, else the embedded one started on first use
-    (once, however many proofs call it)."""
+    (once, however many proofs call it), brief when the table `read` (the proofs' table) is small
+    (`spark.brief_for`)."""
     from schemaguard.spark import SparkSetupError
 
     @cache
@@ -258,7 +259,9 @@ def spark_factory(name: str, spark: Any = None,
         if announce is not None:
             announce()
         try:
-            return _embedded(name)
+            from schemaguard.spark import brief_for
+
+            return _embedded(name, read is not None and brief_for(read.listing.files.total_size()))
         except SparkSetupError:
             raise
         except Exception as e:  # the JVM did not start: one line (footer_only needs none)
