@@ -8,7 +8,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from schemaguard.migrate import Migration, log_only, step_states, touches_rows
+from schemaguard.migrate import Migration, step_states, touches_rows
+from schemaguard.planning.statements import log_only
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from schemaguard.config import CatalogConfig
 from schemaguard.errors import UsageError, first_line
-from schemaguard.formats.spark_ddl import column_ref, spark_sql
+from schemaguard.formats.spark_ddl import column_ref
 from schemaguard.model import fields_of
 from schemaguard.paths import join, parent_and_name, parts
 from schemaguard.planning.gate import plan_step, read_plan
+from schemaguard.planning.statements import log_only, norm, parsed, restored, written
 from schemaguard.planning.treatments import DATA_PROOFS
 from schemaguard.proofs import EXIT_CODES, Verdict, overall, proof_of
 
@@ -142,79 +143,19 @@ def touches_rows(m: Migration, kinds: Sequence[str]) -> bool:
                if isinstance(c, dict)) or not all(log_only(str(x)) for s in steps for x in s.get("sql") or ())
 
 
-def log_only(statement: str) -> bool:
-    """A statement Delta answers from its log alone, reading no row: a view made or dropped,
-    columns added, dropped or renamed, table properties set, a `RESTORE` (it plans files). Not a
-    CHECK constraint or NOT NULL (Delta scans every row for them), an UPDATE, a MERGE, a CTAS."""
-    from sqlglot import exp
-
-    if _restored(statement) is not None:
-        return True
-    tree = _parsed(statement)
-    if isinstance(tree, exp.Create | exp.Drop):
-        return str(tree.args.get("kind", "")).upper() == "VIEW"
-    if not isinstance(tree, exp.Alter):
-        return False
-    return all(isinstance(a, exp.Schema | exp.ColumnDef | exp.RenameColumn | exp.AlterSet)
-               or (isinstance(a, exp.Drop) and a.args.get("kind") in ("COLUMN", "COLUMNS"))
-               for a in tree.args.get("actions") or ())
-
-
 # ---------------------------------------------------------------------------------------------
 # The guard: every statement writes only the plan's table and views
 
 
 def guard(statements: Sequence[str], m: Migration) -> None:
     """Refuse, before anything runs, a statement that writes anything but the plan's table or views."""
-    allowed_tables, allowed_views = {_norm(m.target)}, {_norm(v) for v in m.views}
+    allowed_tables, allowed_views = {norm(m.target)}, {norm(v) for v in m.views}
     for statement in statements:
         kind, name = written(statement)
         ok = (name in allowed_tables) if kind == "table" else (name in allowed_views)
         if not ok:
             raise MigrationError(f"the step's statement writes {name} ({kind}), which the plan does not "
                                  f"name: {statement[:80]}")
-
-
-def written(statement: str) -> tuple[str, str]:
-    """What one statement writes: ("table" | "view", its normalised name)."""
-    from sqlglot import exp
-
-    restore = _restored(statement)
-    if restore is not None:
-        return "table", _norm(restore)
-    tree = _parsed(statement)
-    if isinstance(tree, exp.Alter | exp.Update | exp.Merge):
-        return "table", _norm(tree.this.sql(dialect=spark_sql()))
-    if isinstance(tree, exp.Create | exp.Drop) and str(tree.args.get("kind", "")).upper() == "VIEW":
-        named = tree.this if isinstance(tree, exp.Create) else (tree.args.get("tables") or [None])[0]
-        if isinstance(named, exp.Table):  # a DROP names it among `tables`
-            return "view", _norm(named.sql(dialect=spark_sql()))
-    raise MigrationError(f"a step's statement is not one a migration step runs: {statement[:80]}")
-
-
-def _restored(statement: str) -> str | None:
-    """The table a `RESTORE TABLE t TO VERSION AS OF n` names (Delta's own: sqlglot has no RESTORE)."""
-    at = statement.upper().rfind(" TO VERSION AS OF ")
-    return statement[len("RESTORE TABLE "):at] if statement.upper().startswith("RESTORE TABLE ") and at > 0 \
-        else None
-
-
-def _parsed(statement: str) -> Any:
-    """One statement as sqlglot parses it; any error of its tokenizer or parser is one line."""
-    import sqlglot
-
-    from schemaguard.errors import quiet_logger
-
-    try:
-        with quiet_logger("sqlglot"):
-            return sqlglot.parse_one(statement, read=spark_sql())
-    except sqlglot.errors.SqlglotError as e:
-        raise MigrationError(f"a step's statement does not parse as Spark SQL ({first_line(e)}): "
-                             f"{statement[:80]}") from None
-
-
-def _norm(name: str) -> str:
-    return name.replace("`", "").strip().lower()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,9 +200,9 @@ def already_done(statement: str, table: Callable[[], TableNow]) -> bool:
 
     from schemaguard.planning.ddl import column_path, dropped_paths
 
-    if _restored(statement) is not None:
+    if restored(statement) is not None:
         return False  # restoring the same version again leaves the same table
-    tree = _parsed(statement)
+    tree = parsed(statement)
     if not isinstance(tree, exp.Alter):
         return False
     action = (tree.args.get("actions") or [None])[0]
