@@ -250,7 +250,7 @@ def spark_factory(name: str, spark: Any = None, announce: Callable[[], None] | N
     """The session proofs read data with: the caller's, else the embedded one started on first use
     (once, however many proofs call it), brief when the table `read` (the proofs' table) is small
     (`spark.brief_for`)."""
-    from schemaguard.spark import SparkSetupError
+    from schemaguard.spark import SparkSetupError, brief_for
 
     @cache
     def started() -> Any:
@@ -258,10 +258,9 @@ def spark_factory(name: str, spark: Any = None, announce: Callable[[], None] | N
             return spark
         if announce is not None:
             announce()
+        brief = read is not None and brief_for(read.listing.files.total_size())
         try:
-            from schemaguard.spark import brief_for
-
-            return _embedded(name, read is not None and brief_for(read.listing.files.total_size()))
+            return _embedded(name, brief)
         except SparkSetupError:
             raise
         except Exception as e:  # the JVM did not start: one line (footer_only needs none)

@@ -84,8 +84,8 @@ QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 JAVA_OPTIONS_ENV = "SCHEMAGUARD_JAVA_OPTIONS"
 # The JIT's first tier only (C1): it halves the CPU of a short command and cuts a quarter to a
 # third of its wall time on 2 cores, but makes a long scan 2.7x slower (measured: docs/catalog.md).
-# So a command of metadata work only (a migration's DDL, RESTORE, its records) starts with it,
-# and a command that reads or writes rows does not.
+# So the embedded JVM starts with it for metadata work (a migration's DDL, RESTORE, its records)
+# and for reads of few data (`brief_for`); work that rewrites rows or reads many does not.
 BRIEF_JIT = "-XX:TieredStopAtLevel=1"
 # Where Spark reads data (proofs), the first tier pays back below about 150 MiB of files. Measured
 # on 2 cores, one pass of aggregates as the proofs run them, whole processes: 16 MiB (1M rows)
@@ -101,7 +101,7 @@ def brief_for(data_bytes: int) -> bool:
 
 def embedded_conf(home: Path, brief: bool = False) -> dict[str, str]:
     """Settings of the embedded default session, every path under `home`; `brief`: its work is
-    metadata only, seconds long (`BRIEF_JIT`)."""
+    seconds long (`BRIEF_JIT`)."""
     java_opts = f"-Dderby.system.home={home}"
     if LOG4J.exists():
         java_opts += f" -Dlog4j2.configurationFile={LOG4J}"
@@ -182,7 +182,7 @@ def spark_already_configured(conf: dict[str, str]) -> bool:
 def get_spark(app_name: str = "schemaguard", conf: dict[str, str] | None = None, *,
               brief: bool = False) -> SparkSession:
     """The active session, else one for the settings Spark already has (`spark_already_configured`),
-    else the embedded default; `brief` (a command of metadata work only) applies to the embedded
+    else the embedded default; `brief` (short work: `BRIEF_JIT`) applies to the embedded
     default alone: an active session or a cluster keeps its own JVM."""
     from pyspark.sql import SparkSession
 
