@@ -5,10 +5,14 @@ rerun finishes it, and an applied rollback clears the steps before it; which ste
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from schemaguard.migrate import Migration, step_states, touches_rows
+import pytest
+
+from schemaguard.migrate import Migration, brief_jvm, step_states, touches_rows
 from schemaguard.planning.statements import log_only
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -56,6 +60,25 @@ def test_only_steps_that_read_or_write_rows_need_the_full_jit() -> None:
     assert touches_rows(m, ["backfill"])  # an UPDATE rewrites the rows
     assert touches_rows(m, ["move-readers"])  # its proof reads them
     assert touches_rows(m, ["expand", "backfill"])
+
+
+def test_a_step_that_rewrites_rows_of_a_small_delta_table_starts_brief(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(str(tmp_path), pa.table({"a": ["x", None], "b": [None, None]}, pa.schema(
+        [("a", pa.string()), ("b", pa.string())])))
+    steps = [{"kind": "expand", "entry_checks": [], "sql": ["ALTER TABLE t ADD COLUMNS (`b` STRING)"]},
+             {"kind": "backfill", "entry_checks": [], "sql": ["UPDATE t SET `b` = `a` WHERE `b` IS NULL"]}]
+    m = Migration({"steps": steps}, "id", "t", "t", "delta", (), location=str(tmp_path))
+    assert brief_jvm(m, ["expand"]) and brief_jvm(m, ["backfill"])  # a few bytes of files
+    assert brief_jvm(replace(m, location=None), ["expand"])  # metadata work needs no size
+    assert not brief_jvm(replace(m, location=None), ["backfill"])  # a size not known: the full JIT
+    assert not brief_jvm(replace(m, location=str(tmp_path / "none")), ["backfill"])  # no log
+    assert not brief_jvm(replace(m, table_format="iceberg"), ["backfill"])
+    monkeypatch.setattr("schemaguard.spark.BRIEF_BYTES", 100)  # the table's files hold more
+    assert not brief_jvm(m, ["backfill"]) and brief_jvm(m, ["expand"])
 
 
 def test_only_statements_delta_answers_from_its_log_count_as_metadata_work() -> None:

@@ -433,16 +433,18 @@ def migrate(
         recorded = migration_rows_from_log(records, m.plan_id) or []
     if action == "status" and recorded is not None:
         show_status(m, recorded)
+    in_spark = iceberg is None and m.target == m.table and "/" not in m.table
     spark = None
     if apply or action == "rollback" or recorded is None:
         status("starting Spark (a migration step runs its checks and SQL through it)")
-        spark = get_spark("schemaguard-migrate", brief=not migrating.touches_rows(m, kinds))
+        known = inputs.managed_location(m.table) if in_spark else m.table  # found without Spark
+        brief = migrating.brief_jvm(replace(m, location=known if m.table_format == "delta" else None), kinds)
+        spark = get_spark("schemaguard-migrate", brief=brief)
         if recorded is None:
             recorded = migration_rows(spark, reports, m.plan_id)
     if action == "status":
         show_status(m, recorded)
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
-    in_spark = iceberg is None and m.target == m.table and "/" not in m.table
     if in_spark:
         status(f"looking {m.table} up in the Spark catalog")
     # The command line's session is the embedded one: a table it manages is found in its warehouse

@@ -176,15 +176,23 @@ def catalog_location(name: str, spark: Any = None) -> str:
     A Delta table the embedded catalog manages is found in its warehouse without starting Spark
     (an external table of that name has no log there: Spark is asked where it lies)."""
     from schemaguard.auditing import catalog_table
-    from schemaguard.spark import embedded_table_location
 
     if not is_table_name(name):
         raise UsageError(f"{name!r} is not a catalog table name: give db.table or catalog.db.table")
-    parts = name.split(".")
-    managed = embedded_table_location(None, *parts) if spark is None and len(parts) == 2 else None
-    if managed is not None and (managed / "_delta_log").is_dir():
-        return str(managed)
+    managed = managed_location(name) if spark is None else None
+    if managed is not None:
+        return managed
     return catalog_table(spark if spark is not None else _embedded("schemaguard"), name)[0]
+
+
+def managed_location(name: str) -> str | None:
+    """Where the embedded catalog keeps the Delta table `db.table` it manages (its warehouse,
+    found without Spark); None for any other name or table."""
+    from schemaguard.spark import embedded_table_location
+
+    parts = name.split(".")
+    managed = embedded_table_location(None, *parts) if len(parts) == 2 else None
+    return str(managed) if managed is not None and (managed / "_delta_log").is_dir() else None
 
 
 def schemas(sources: Sequence[SchemaLike], at_least: int = 1, what: str = "",
