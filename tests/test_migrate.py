@@ -7,6 +7,7 @@ nothing; a rollback after expand leaves the old readers' results as they were.""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,8 @@ def test_the_rename_given_as_ddl_is_applied_step_by_step_behind_its_views(spark:
         done = run_here("migrate", "step", "--plan", str(plan_file), "--step", step, "--apply")
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"step {step}: applied" in done.stdout
+        ran = [line for line in done.stdout.splitlines() if line.startswith("  ran: ")]
+        assert all(re.search(r"; \(\d+\.\d s\)$", line) for line in ran), ran  # each statement's time
         if step == "expand":  # writers now dual-write: new rows carry both columns
             spark.sql("INSERT INTO mig.shipments (id, weight_kg, weight, status, dt) "
                       "VALUES (100, 7.25, 7.25, 'new', '2024-01-04')")

@@ -88,6 +88,8 @@ def test_a_step_killed_after_each_commit_resumes_and_a_killed_rollback_restores_
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"step expand: applied (table version {v0} -> {v0 + 1})" in rerun.stdout
     assert "resumed: the step was started before and not finished" in rerun.stdout
+    [added] = [line for line in rerun.stdout.splitlines() if "ADD COLUMNS" in line]
+    assert added.endswith("; (skipped: the table already shows it)")  # the killed run committed it
 
     # backfill: killed the moment its UPDATE commits, before its record
     killed = migrate(home, plan, "step", "--step", "backfill", "--apply", kill_at_commit=(table, v0 + 2))

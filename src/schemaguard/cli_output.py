@@ -159,12 +159,20 @@ def show_run(run: Any, apply: bool) -> None:
     if run.status == "already-applied":
         typer.echo("  nothing to do: the migrations table records it applied")
     elif run.status != "refused":
-        for statement in run.statements:
-            typer.echo(f"  {verb}: {statement};")
+        for statement, took in zip(run.statements, _took(run), strict=True):
+            typer.echo(f"  {verb}: {statement};{took}")
     for note in run.notes:
         typer.echo(f"  {note}")
     if run.status == "would-apply" and not apply and run.statements:
         typer.echo("  nothing written: add --apply to run it")
+
+
+def _took(run: Any) -> list[str]:
+    """Each statement's time as the step ran it: its seconds, or skipped where the table already
+    showed its effect (nothing for a step not run)."""
+    if not run.took:
+        return [""] * len(run.statements)
+    return [" (skipped: the table already shows it)" if t is None else f" ({t:.1f} s)" for t in run.took]
 
 
 def show_findings(rows: list[dict[str, Any]]) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -95,6 +96,7 @@ class StepRun:
     version_before: int | None = None
     version_after: int | None = None
     notes: tuple[str, ...] = field(default=())
+    took: tuple[float | None, ...] = ()  # seconds each statement ran in Spark (None: skipped, done)
 
     @property
     def exit_code(self) -> int:
@@ -282,11 +284,12 @@ def run_step(m: Migration, kind: str, spark: SparkSession | None, catalog: Catal
     notes = ("resumed: the step was started before and not finished",) if resumed else ()
     if m.table_format == "iceberg":
         return _iceberg_step(m, kind, spark, catalog, iceberg, checks, statements, started, before, notes)
-    _run_statements(spark, catalog, m, StepRun(kind, FAILED, "refuted", checks, statements, before), started)
+    took = _run_statements(spark, catalog, m, StepRun(kind, FAILED, "refuted", checks, statements, before),
+                           started)
     after = _version(spark, m, iceberg)
     problems = exit_problems(m, kind, spark)
     run = StepRun(kind, "exit-check-failed" if problems else APPLIED, "refuted" if problems else "proven",
-                  checks, statements, before, after, (*notes, *problems))
+                  checks, statements, before, after, (*notes, *problems), took)
     _record(spark, catalog, m, run, started)
     return run
 
@@ -299,20 +302,26 @@ def _writer(spark: SparkSession | None) -> SparkSession:
 
 
 def _run_statements(spark: SparkSession, catalog: CatalogConfig, m: Migration, failed: StepRun,
-                    started: datetime) -> None:
-    """A step's statements in order, each skipped when the table already shows its effect. Any
-    failure (sqlglot, analysis, a Delta conflict ...) is recorded as `failed` (the record
-    `failed` holds, with the reason) and raised as one line."""
+                    started: datetime) -> tuple[float | None, ...]:
+    """A step's statements in order, each skipped when the table already shows its effect, and
+    the seconds each ran (None: skipped). Any failure (sqlglot, analysis, a Delta conflict ...) is recorded as
+    `failed` (the record `failed` holds, with the reason) and raised as one line."""
+    took: list[float | None] = []
     for statement in failed.statements:
         try:
-            if not already_done(statement, lambda: table_now(spark, m)):
-                spark.sql(statement)
+            if already_done(statement, lambda: table_now(spark, m)):
+                took.append(None)
+                continue
+            began = time.perf_counter()
+            spark.sql(statement)
+            took.append(time.perf_counter() - began)
         except Exception as e:
             reason = f"{statement[:80]}: {first_line(e)}"
             now = table_version(spark, m)
             _record(spark, catalog, m, replace(failed, version_after=now, notes=(reason,)), started)
             raise MigrationError(f"step {failed.step} failed (recorded; run it again, or roll back): "
                                  f"{reason}") from None
+    return tuple(took)
 
 
 # Iceberg through pyiceberg: the schema operations a metadata step is made of (Iceberg's
@@ -538,10 +547,10 @@ def run_rollback(m: Migration, spark: SparkSession, catalog: CatalogConfig, appl
         return StepRun(ROLLBACK, "would-apply", "proven", (), tuple(statements), notes=(what,))
     started, before = datetime.now(UTC), table_version(spark, m)
     _record(spark, catalog, m, StepRun(ROLLBACK, STARTED, "proven", (), tuple(statements), before), started)
-    _run_statements(spark, catalog, m, StepRun(ROLLBACK, FAILED, "refuted", (), tuple(statements), before),
-                    started)
+    took = _run_statements(spark, catalog, m, StepRun(ROLLBACK, FAILED, "refuted", (), tuple(statements),
+                                                      before), started)
     after = table_version(spark, m)
-    run = StepRun(ROLLBACK, APPLIED, "proven", (), tuple(statements), before, after, (what,))
+    run = StepRun(ROLLBACK, APPLIED, "proven", (), tuple(statements), before, after, (what,), took)
     _record(spark, catalog, m, run, started)
     return run
 
