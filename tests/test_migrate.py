@@ -7,7 +7,9 @@ nothing; a rollback after expand leaves the old readers' results as they were.""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,33 @@ def rows(spark: Any, sql: str) -> set[tuple[Any, ...]]:
 
 def version(spark: Any, table: str) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY mig.{table} LIMIT 1").collect()[0]["version"])
+
+
+def test_a_copied_home_whose_catalog_places_the_table_elsewhere_is_refused_before_any_write(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of $SCHEMAGUARD_HOME keeps its metastore's absolute locations: Spark would write the
+    original table while the copy's log is read (the versions a rollback's RESTORE goes back to)."""
+    make_table(spark, "moved")
+    plan_file = plan(tmp_path, "moved")
+    original = Path(os.environ["SCHEMAGUARD_HOME"]) / "warehouse" / "mig.db" / "moved"
+    commits = sorted((original / "_delta_log").glob("*.json"))
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy / "warehouse" / "mig.db" / "moved")
+    monkeypatch.setenv("SCHEMAGUARD_HOME", str(copy))
+    done = run_here("migrate", "start", "--plan", str(plan_file), "--apply")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"schemaguard: error: mig.moved: the catalog places it at {original}, not in its warehouse "
+        f"{copy / 'warehouse' / 'mig.db' / 'moved'} (a copied or moved $SCHEMAGUARD_HOME keeps the old "
+        "locations): run from the home that made it")
+    assert "Traceback" not in done.stderr
+    assert sorted((original / "_delta_log").glob("*.json")) == commits  # nothing written
+    assert not spark.catalog.tableExists("mig.moved__v1")
+    from schemaguard.config import CatalogConfig
+    from schemaguard.migrate import load_migration
+    from schemaguard.report.catalog import migration_rows
+
+    assert migration_rows(spark, CatalogConfig(), load_migration(plan_file).plan_id) == []  # no record
 
 
 OLD_READER = "SELECT id, weight, status, dt FROM {source}"

@@ -447,9 +447,12 @@ def migrate(
     typer.echo(f"plan {m.plan_id} on {m.table} ({m.table_format})")
     if in_spark:
         status(f"looking {m.table} up in the Spark catalog")
-    # The command line's session is the embedded one: a table it manages is found in its warehouse
-    # (asking the metastore would cost a cold session seconds before the first statement needs it).
-    where = inputs.catalog_location(m.table) if in_spark else m.table
+    # Without Spark, a table the embedded catalog manages is found in its warehouse. With Spark up
+    # (a step applied), the metastore says where the table its statements write lies (the first
+    # statement would load it anyway), and it must be the one whose log is read.
+    where = inputs.catalog_location(m.table, spark) if in_spark else m.table
+    if in_spark and spark is not None:
+        inputs.same_home(m.table, where)
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings

@@ -185,6 +185,17 @@ def catalog_location(name: str, spark: Any = None) -> str:
     return catalog_table(spark if spark is not None else _embedded("schemaguard"), name)[0]
 
 
+def same_home(name: str, location: str) -> None:
+    """Refuse a table the catalog places outside the warehouse folder holding its log: a copied or
+    moved $SCHEMAGUARD_HOME keeps its metastore's absolute locations, so Spark would write the
+    original while the copy's log is read (its versions, the rollback's RESTORE)."""
+    managed = managed_location(name)
+    if managed is not None and Path(managed).resolve() != Path(location).resolve():
+        raise UsageError(f"{name}: the catalog places it at {location}, not in its warehouse {managed} "
+                         "(a copied or moved $SCHEMAGUARD_HOME keeps the old locations): run from the "
+                         "home that made it")
+
+
 def managed_location(name: str) -> str | None:
     """Where the embedded catalog keeps the Delta table `db.table` it manages (its warehouse,
     found without Spark); None for any other name or table."""
