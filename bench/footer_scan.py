@@ -1192,8 +1192,11 @@ def time_migrate(rows: int, repeat: int) -> MigrateResult:
     env = {**os.environ, "SCHEMAGUARD_HOME": str(case / "home")}
     log(f"building a {rows:,}-row catalog Delta table and timing the migrate commands ...")
     subprocess.run([sys.executable, "-c", MIGRATE_TABLE, str(rows)], env=env, capture_output=True, check=True)
-    written = (case / "home" / "warehouse" / "shop.db" / "orders").rglob("*.parquet")
-    table_bytes = sum(f.stat().st_size for f in written)  # as written, before any step adds files
+    from schemaguard.migrate import delta_log_at
+
+    # the table's size as migrate reads it to choose its JVM: its log's files, before any step
+    orders = case / "home" / "warehouse" / "shop.db" / "orders"
+    table_bytes = sum(f.size for f in delta_log_at(str(orders)).files)
     from schemaguard.spark import delta_jars
 
     schemaguard = str(Path(sys.executable).parent / "schemaguard")
@@ -1237,9 +1240,17 @@ def time_migrate(rows: int, repeat: int) -> MigrateResult:
 
 def statement_seconds(stdout: str) -> list[float]:
     """The seconds each statement a migrate command ran took in Spark, as its output says
-    (`  ran: STATEMENT; (8.2 s)`)."""
-    return [float(line.rsplit("(", 1)[1].removesuffix(" s)")) for line in stdout.splitlines()
-            if line.startswith("  ran: ") and line.endswith(" s)")]
+    (`  ran: STATEMENT; (8.2 s)`; a skipped one took none). A `ran:` line of another shape stops
+    the bench: the split of the command's time would be wrong."""
+    seconds = []
+    for line in stdout.splitlines():
+        if not line.startswith("  ran: ") or line.endswith("; (skipped: the table already shows it)"):
+            continue
+        took = line.rsplit("; (", 1)[-1]
+        if not took.endswith(" s)"):
+            sys.exit(f"a migrate command's statement line has no time: {line[:120]}")
+        seconds.append(float(took.removesuffix(" s)")))
+    return seconds
 
 
 def print_migrate(r: MigrateResult) -> None:

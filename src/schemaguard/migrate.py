@@ -149,7 +149,7 @@ def touches_rows(m: Migration, kinds: Sequence[str]) -> bool:
 def brief_jvm(m: Migration, kinds: Sequence[str]) -> bool:
     """Whether a command running these steps starts a brief JVM (`spark.BRIEF_JIT`): metadata
     work, or rows of a Delta table at `m.location` whose files hold at most `spark.BRIEF_BYTES`
-    (its log says; measured: a backfill's UPDATE of 2M rows, 17 MiB, 14.8 s brief against 18.0 s,
+    (its log says; measured: a backfill's UPDATE of 2M rows, 16 MiB, 14.8 s brief against 18.0 s,
     six paired runs). Any other table keeps the full JIT."""
     from schemaguard.formats.io import SchemaLoadError
     from schemaguard.spark import brief_for

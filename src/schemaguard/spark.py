@@ -85,7 +85,7 @@ JAVA_OPTIONS_ENV = "SCHEMAGUARD_JAVA_OPTIONS"
 # The JIT's first tier only (C1): it halves the CPU of a short command and cuts a quarter to a
 # third of its wall time on 2 cores, but makes a long scan 2.7x slower (measured: docs/catalog.md).
 # So the embedded JVM starts with it for metadata work (a migration's DDL, RESTORE, its records)
-# and for reads of few data (`brief_for`); work that rewrites rows or reads many does not.
+# and for work on few data (`brief_for`: proofs' reads, a backfill's rewrite); work on many does not.
 BRIEF_JIT = "-XX:TieredStopAtLevel=1"
 # Where Spark reads data (proofs), the first tier pays back below about 150 MiB of files. Measured
 # on 2 cores, one pass of aggregates as the proofs run them, whole processes: 16 MiB (1M rows)
