@@ -14,17 +14,16 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import unquote
-
-import pyarrow as pa
-import pyarrow.parquet as pq
-from pyarrow import fs as pafs
 
 from schemaguard.errors import TOO_DEEP, first_line
 from schemaguard.formats.io import SchemaLoadError, inside, read_bytes
 from schemaguard.formats.spark import schema_from_spark_json
 from schemaguard.model import DataType, Field, Schema, SchemaTransform, make_metadata, transform
+
+if TYPE_CHECKING:  # pyarrow loads where a log is read: a scan of a Parquet directory never needs it
+    from pyarrow import fs as pafs
 
 MAPPING_MODE_KEY = "delta.columnMapping.mode"
 MAPPING_ID_KEY = "delta.columnMapping.id"
@@ -118,6 +117,8 @@ def delta_schemas(filesystem: pafs.FileSystem, log: str,
 
 def latest_commit(filesystem: pafs.FileSystem, log: str) -> int | None:
     """The newest commit's version in a `_delta_log` directory (its table's version), None without one."""
+    from pyarrow import fs as pafs
+
     entries = filesystem.get_file_info(pafs.FileSelector(log))
     return max((int(m.group(1)) for e in entries if (m := _COMMIT.fullmatch(e.base_name))), default=None)
 
@@ -125,6 +126,9 @@ def latest_commit(filesystem: pafs.FileSystem, log: str) -> int | None:
 def holds_commits(filesystem: pafs.FileSystem, log: str) -> bool:
     """Whether a `_delta_log` directory holds a commit or a checkpoint: without one, Delta itself
     says the directory is not a Delta table. An unlistable log counts as one (its read says why)."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
     try:
         entries = filesystem.get_file_info(pafs.FileSelector(log))
     except (OSError, pa.ArrowException):
@@ -137,6 +141,9 @@ def read_delta_log(filesystem: pafs.FileSystem, log: str, shown: str, version: i
     """The snapshot at `version` (or the last commit at or before `timestamp`, or the latest) of
     the log at `log`: JSON commits replayed after the checkpoint they follow (classic, multi-part
     and V2 checkpoints with sidecars), per Delta PROTOCOL.md "Action Reconciliation"."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
     try:
         entries = filesystem.get_file_info(pafs.FileSelector(log))
     except (OSError, pa.ArrowException) as e:
@@ -362,6 +369,9 @@ def _actions_file(filesystem: pafs.FileSystem, path: str, shown: str) -> list[di
     """The actions of a checkpoint part or sidecar, JSON or Parquet (one action per row)."""
     if path.endswith(".json"):
         return _json_actions(read_bytes(filesystem, path, shown), shown)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         file = pq.ParquetFile(path, filesystem=filesystem)
         columns = [c for c in _CHECKPOINT_COLUMNS if c in file.schema_arrow.names]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
-from pyarrow import fs as pafs
+from typing import TYPE_CHECKING
 
 from schemaguard.errors import UsageError, first_line, require_regular
+
+if TYPE_CHECKING:  # loaded where a filesystem is met: a caller that has one has loaded pyarrow
+    from pyarrow import fs as pafs
 
 
 class SchemaLoadError(UsageError):
@@ -18,6 +20,8 @@ def inside(source: str, rel: str) -> str:
 
 
 def file_info(filesystem: pafs.FileSystem, path: str, shown: str) -> pafs.FileInfo:
+    import pyarrow as pa
+
     try:
         return filesystem.get_file_info(path)
     except (OSError, pa.ArrowException) as e:
@@ -26,6 +30,9 @@ def file_info(filesystem: pafs.FileSystem, path: str, shown: str) -> pafs.FileIn
 
 def read_bytes(filesystem: pafs.FileSystem, path: str, shown: str, limit: int | None = None) -> bytes:
     """The file's bytes; only the first `limit` of them when a limit is given."""
+    import pyarrow as pa
+    from pyarrow import fs as pafs
+
     if isinstance(filesystem, pafs.LocalFileSystem):
         require_regular(path, shown)
     try:

@@ -11,6 +11,7 @@ Everything skipped is reported with why, so nothing disappears silently.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
@@ -235,13 +236,8 @@ def list_subtrees(filesystem: pafs.FileSystem | None, folders: Iterable[str]) ->
     lists it below the table's root, a remote one recursively."""
     for folder in folders:
         if filesystem is None:
-            try:
-                root, st = os.stat(os.path.dirname(folder)), os.stat(folder)
-                inside = frozenset({(root.st_dev, root.st_ino), (st.st_dev, st.st_ino)})
-                found = list(_walk_local(_below(folder, inside)))
-            except OSError as e:  # as the whole walk reports a directory it cannot list
-                found = [Entry(folder, "unlistable", None, None, e.strerror or first_line(e))]
-            yield Subtree(folder, found, None)
+            # `_below` reports a directory it cannot list as the whole walk does
+            yield Subtree(folder, list(_walk_local(_below(folder, (os.path.dirname(folder), folder)))), None)
             continue
         try:
             yield Subtree(folder, _remote_entries(filesystem, folder, recursive=True), None)
@@ -264,7 +260,7 @@ def _discover_local(root: str, location: str, lister: Lister | None) -> Listing:
     if not stat.S_ISDIR(st.st_mode):
         raise DiscoveryError(f"cannot list {location}: not a directory or a regular file")
     try:
-        top = _children(root, frozenset({(st.st_dev, st.st_ino)}))
+        top = _children(root, (root,))
     except OSError as e:  # the root itself cannot be listed
         raise DiscoveryError(f"cannot list {location}: {e.strerror or first_line(e)}") from None
     folders = [e.path for e, inside in top if inside is not None]
@@ -288,7 +284,7 @@ class Entry(NamedTuple):
     why: str | None = None  # why an unlistable directory could not be listed
 
 
-Inside = frozenset[tuple[int, int]]  # the directories a walk is inside, by (device, inode)
+Inside = tuple[str, ...]  # the directories a walk is inside, the table's root first
 
 
 def _walk_local(top: list[tuple[Entry, Inside | None]]) -> Iterator[Entry]:
@@ -316,21 +312,26 @@ def _below(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
 
 
 def _children(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
-    """A directory's entries by `os.scandir`, one `stat` each, in Spark's order: a path sorts by
-    its UTF-16 units, and all a directory holds sorts as its name followed by `/`. Each directory
-    comes with the set to walk it with, or None where it would close a link cycle."""
+    """A directory's entries by `os.scandir`, in Spark's order: a path sorts by its UTF-16 units,
+    and all a directory holds sorts as its name followed by `/`. Each directory comes with the
+    directories to walk it inside, or None where it would close a link cycle. A file costs one
+    `stat` (its size and time), a directory none: only a symbolic link can lead back to a
+    directory the walk is inside, and only a link is followed and compared with them."""
     with os.scandir(folder) as listing:
         children = list(listing)
     found: list[tuple[bytes, Entry, Inside | None]] = []
     for child in children:
         try:
+            if child.is_dir(follow_symlinks=False):  # the kind the listing gave: no system call
+                found.append((spark_order_key(child.name + "/"), Entry(child.path, "dir", None, None),
+                              (*inside, child.path)))
+                continue
             st = child.stat()
         except OSError:
             continue  # vanished since it was listed, or a dangling link: not listed, as pyarrow
-        if stat.S_ISDIR(st.st_mode):
-            key = (st.st_dev, st.st_ino)
+        if stat.S_ISDIR(st.st_mode):  # a link to a directory
             found.append((spark_order_key(child.name + "/"), Entry(child.path, "dir", None, None),
-                          None if key in inside else inside | {key}))
+                          None if _leads_back(st, inside) else (*inside, child.path)))
         elif stat.S_ISREG(st.st_mode):
             found.append((spark_order_key(child.name), Entry(child.path, "file", st.st_size, st.st_mtime_ns),
                           None))
@@ -338,6 +339,15 @@ def _children(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
             found.append((spark_order_key(child.name), Entry(child.path, "other", None, None), None))
     found.sort(key=lambda f: f[0])
     return [(entry, walk) for _, entry, walk in found]
+
+
+def _leads_back(target: os.stat_result, inside: Inside) -> bool:
+    """Whether a link's directory is one the walk is inside (by device and inode): a cycle."""
+    for folder in inside:
+        with contextlib.suppress(OSError):  # one that vanished cannot be walked into again
+            if os.path.samestat(target, os.stat(folder)):
+                return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,14 @@ class Buffer:
         self._data += blob
         self._ends.append(len(self._data))
 
+    def extend(self, other: Buffer, lo: int, hi: int) -> None:
+        """Another buffer's strings `lo` to `hi` (excluded), appended as one slice."""
+        start = other._ends[lo - 1] if lo else 0
+        end = other._ends[hi - 1] if hi > lo else start
+        shift = len(self._data) - start
+        self._data += other._data[start:end]
+        self._ends.extend([e + shift for e in other._ends[lo:hi]])
+
     def __len__(self) -> int:
         return len(self._ends)
 
@@ -123,20 +131,25 @@ class _Files:
         self._mtime.append(math.nan if mtime is None else mtime)
         self._partition.append(partition)
 
-    def copy(self, other: _Files, i: int, size: int) -> None:
-        """Row `i` of another listing's columns with the size read, its path kept as encoded
-        (a scan's footers come in listing order: no path decoded and encoded again a file)."""
+    def copy_range(self, other: _Files, lo: int, sizes: Sequence[int]) -> None:
+        """Rows `lo` on of another listing's columns with the sizes read, paths kept as encoded
+        and copied a slice at a time (a scan's footers come in listing order: no path decoded
+        and encoded again a file)."""
         if self._prefix is None:
             self._prefix = other._prefix
+        hi = lo + len(sizes)
         if self._prefix != other._prefix:  # another listing's root: spelled out
-            self._add(other.path(i), other.rel(i), size, other.mtime(i), other.partition(i))
+            for i, size in zip(range(lo, hi), sizes, strict=True):
+                self._add(other.path(i), other.rel(i), size, other.mtime(i), other.partition(i))
             return
-        if i in other._paths:
-            self._paths[len(self._rel)] = other._paths[i]
-        self._rel.append(other._rel[i])
-        self._size.append(size)
-        self._mtime.append(other._mtime[i])
-        self._partition.append(other._partition[i])
+        if other._paths:
+            base = len(self._rel) - lo
+            self._paths.update((base + i, other._paths[i]) for i in range(lo, hi) if i in other._paths)
+        self._rel.extend(other._rel, lo, hi)
+        self._size.extend(sizes)
+        self._mtime.extend(other._mtime[lo:hi])
+        values, number = other._partition.values, self._partition.number
+        self._partition.codes.extend([number(values[c]) for c in other._partition.codes[lo:hi]])
 
     def __len__(self) -> int:
         return len(self._rel)
@@ -284,12 +297,12 @@ class Footers(_Sequence[FileFooter]):
         self._files._add(f.path, f.rel, size, f.mtime, f.partition)
         self._rest(rows, groups, writer, footer, stats, kv, encrypted)
 
-    def append_listed(self, files: DataFiles, i: int, read: Packed) -> None:
-        """File `i` of a listing as a worker read it (`append`'s `read`), its path and partition
-        copied from the listing's columns as they are."""
-        size, rows, groups, writer, footer, stats, kv, encrypted = read
-        self._files.copy(files._files, i, size)
-        self._rest(rows, groups, writer, footer, stats, kv, encrypted)
+    def extend_listed(self, files: DataFiles, lo: int, reads: Sequence[Packed]) -> None:
+        """Files `lo` on of a listing as a worker read them (`append`'s `read`), their paths and
+        partitions copied from the listing's columns as they are."""
+        self._files.copy_range(files._files, lo, [r[0] for r in reads])
+        for _, rows, groups, writer, footer, stats, kv, encrypted in reads:
+            self._rest(rows, groups, writer, footer, stats, kv, encrypted)
 
     def _rest(self, rows: int, groups: int, writer: str | None, footer: Any, stats: bytes,
               kv: tuple[str, ...], encrypted: tuple[str, ...]) -> None:

@@ -109,12 +109,16 @@ class _Sink:
         self._waiting[lo] = results
         while self._next in self._waiting:
             chunk = self._waiting.pop(self._next)
+            run: list[Packed] = []  # footers in a row, copied with their listed files at once
             for i, r in enumerate(chunk, self._next):
                 if isinstance(r, Unreadable):
+                    self.footers.extend_listed(self.files, i - len(run), run)
+                    run = []
                     self.unreadable.append(r)
                 else:
-                    self.footers.append_listed(self.files, i, r)
+                    run.append(r)
             self._next += len(chunk)
+            self.footers.extend_listed(self.files, self._next - len(run), run)
 
 
 def _read_ranges(ranges: list[tuple[int, int]], n_workers: int, progress: Progress | None,
