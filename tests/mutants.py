@@ -236,6 +236,8 @@ MUTANTS = (
            "            skipped += 1\n", "", REPORT),
     Mutant("a path segment with a dot written bare", "src/schemaguard/paths.py",
            "_PLAIN.fullmatch(name) else", "_PLAIN.fullmatch(name.replace('.', '')) else", NAMES),
+    Mutant("a link back to a directory the listing is inside followed", "src/schemaguard/lake/discover.py",
+           "None if _leads_back(st, inside) else", "None if False else", LAKE),
 )
 
 

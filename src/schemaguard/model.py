@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, overload
 
 from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
@@ -348,17 +348,23 @@ class SchemaTransform(SchemaVisitor[DataType, Field]):
     """Rebuild a tree bottom-up: each method remakes its node from its children's results, so a
     subclass overrides only the kinds it changes. Run it with `transform`."""
 
+    # Unchanged nodes are kept (immutable); changed ones built directly (`replace` is slow).
+
     def field(self, f: Field, path: str, type_result: DataType) -> Field:
-        return replace(f, type=type_result)
+        if type_result is f.type:
+            return f
+        return Field(f.name, type_result, f.nullable, f.id, f.default_json, f.aliases, f.metadata)
 
     def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> DataType:
+        if len(fields) == len(t.fields) and all(a is b for a, b in zip(fields, t.fields, strict=True)):
+            return t
         return StructType(tuple(fields))
 
     def list(self, t: ListType, path: str, element: DataType) -> DataType:
-        return replace(t, element=element)
+        return t if element is t.element else ListType(element, t.element_nullable)
 
     def map(self, t: MapType, path: str, key: DataType, value: DataType) -> DataType:
-        return replace(t, key=key, value=value)
+        return t if key is t.key and value is t.value else MapType(key, value, t.value_nullable)
 
     def enum(self, t: EnumType, path: str) -> DataType:
         return t

@@ -11,6 +11,7 @@ May import: nothing of the package (the model and every stage spell paths with i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -20,6 +21,7 @@ ELEMENT, KEY, VALUE = "[]", "{key}", "{value}"  # path suffixes: list element, m
 _PLAIN = re.compile(r"[^.`\[\]{}]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # names repeat across the walks of a schema
 def segment(name: str) -> str:
     """One field name as a path spells it: bare, or in backticks when it holds `` .`[]{} ``."""
     return name if _PLAIN.fullmatch(name) else "`" + name.replace("`", "``") + "`"
