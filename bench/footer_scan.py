@@ -608,6 +608,32 @@ def ensure_many_files(files: int, linked: bool = False) -> Path:
 
 
 LINKED_VERSION = 1
+TINY_VERSION = 1
+TINY_PARTITIONS = 200
+
+
+def ensure_tiny_files(files: int) -> Path:
+    """`files` tiny footers (4 flat columns, or 5 in every third file: two writer schemas) in
+    TINY_PARTITIONS partitions: where the footer decode is cheap and the per-file costs around it
+    (listing, sending to workers, history, output) are what a scan's time is made of."""
+
+    def make(table: Path) -> None:
+        log(f"making {files:,} tiny-footer files in {TINY_PARTITIONS} partitions ...")
+        sources = table.parent / "sources"
+        sources.mkdir(parents=True)
+        four = {"id": pa.array([1], pa.int64()), "name": pa.array(["a"]), "amount": pa.array([1.5]),
+                "ok": pa.array([True])}
+        pq.write_table(pa.table(four), sources / "four.parquet")
+        pq.write_table(pa.table({**four, "note": pa.array(["n"])}), sources / "five.parquet")
+        per = math.ceil(files / TINY_PARTITIONS)
+        for i in range(files):
+            folder = table / f"dt={FIRST_DAY + timedelta(days=i // per)}"
+            if i % per == 0:
+                folder.mkdir(parents=True)
+            shutil.copyfile(sources / ("five.parquet" if i % 3 == 2 else "four.parquet"),
+                            folder / f"part-{i:07d}.parquet")
+
+    return cached(f"tiny{files}", json.dumps({"tiny": TINY_VERSION, "files": files}), make)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1335,6 +1361,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         many = ensure_many_files(args.many)
         scale.append(time_scale(f"{args.many:,}-file table", many, repeat))
         processes.append(process_times(f"{args.many:,}-file table", many, args.many, repeat))
+    for files in sorted({args.files, args.many} - {0}):
+        processes.append(process_times(f"{files:,} tiny footers in {TINY_PARTITIONS} partitions",
+                                       ensure_tiny_files(files), files, repeat))
     print_scale(scale, processes, help_time(repeat))
     at_scale = [(r.label, r.memory) for r in scale if "file table" in r.label]
     if args.million:
