@@ -30,6 +30,16 @@ def test_a_listing_gives_back_every_field_of_every_file() -> None:
     assert DataFiles() == () and not DataFiles()
 
 
+def test_the_paths_ending_with_a_suffix_are_exactly_those_endswith_finds() -> None:
+    rels = ["metadata/v1.metadata.json", "a.metadata.json/part-0.parquet", "x.metadata.jso",
+            "ü/v2.metadata.json", "metadata/v1.metadata.json.tmp", ".metadata.json", "dt=1/a.parquet",
+            "metadata/v3.metadata.json"]
+    listed = DataFiles(DataFile(f"/t/{r}", r, 1, None, ()) for r in rels)
+    for suffix in (".metadata.json", ".parquet", "json", "/part-0.parquet", "€"):
+        assert listed.rels_ending(suffix) == [r for r in rels if r.endswith(suffix)]
+    assert DataFiles().rels_ending(".parquet") == []
+
+
 def test_statistics_come_back_exactly_and_any_value_marshal_refuses_is_pickled() -> None:
     stats = (LeafStats(3, -(2**70), 2**70, True, None), LeafStats(None, b"\x00a", b"\xff", False, False),
              LeafStats(0, 1.5, float("inf"), True, True), LeafStats(1, True, False, True))

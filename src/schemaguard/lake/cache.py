@@ -261,7 +261,7 @@ def _columns(header: dict[str, Any], raw: Iterator[bytes]) -> Footers:
     }
     coded = (("writer", "writer"), ("kv", "kv"), ("encrypted", "encrypted"), ("footer", "schemas"))
     for name, table in coded:
-        if any(c >= len(tables[table]) for c in arrays[name]):
+        if max(arrays[name], default=-1) >= len(tables[table]):
             raise ValueError(f"{name}: a code beyond its table")
     return Footers.from_columns(tables, arrays)
 

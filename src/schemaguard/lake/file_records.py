@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
@@ -62,6 +63,18 @@ class Buffer:
 
     def __getitem__(self, i: int) -> bytes:
         return bytes(self._data[self._ends[i - 1] if i else 0:self._ends[i]])
+
+    def ending(self, blob: bytes) -> Iterator[int]:
+        """The numbers of the strings that end with `blob` (not empty), found by searching the
+        whole buffer: no string taken out but those."""
+        data, ends = self._data, self._ends
+        at = data.find(blob)
+        while at >= 0:
+            end = at + len(blob)
+            i = bisect_left(ends, end)
+            if i < len(ends) and ends[i] == end:
+                yield i
+            at = data.find(blob, at + 1)
 
 
 def _encoded(text: str) -> bytes:
@@ -229,6 +242,11 @@ class DataFiles(_Sequence[DataFile]):
 
     def rels(self) -> Iterator[str]:
         return map(self._files.rel, range(len(self)))
+
+    def rels_ending(self, suffix: str) -> list[str]:
+        """The relative paths that end with `suffix`, in listing order (a million paths searched
+        as one buffer: only those found are decoded)."""
+        return [self._files.rel(i) for i in self._files._rel.ending(_encoded(suffix))]
 
     def total_size(self) -> int:
         """The files' bytes, as the listing gave them."""

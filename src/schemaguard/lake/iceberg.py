@@ -102,8 +102,8 @@ def is_iceberg(listing: Listing) -> bool:
 
 
 def metadata_files(listing: Listing) -> list[str]:
-    return [rel for rel in listing.files.rels()
-            if rel.startswith(f"{METADATA_DIR}/") and rel.count("/") == 1 and rel.endswith(METADATA_SUFFIX)]
+    return [rel for rel in listing.files.rels_ending(METADATA_SUFFIX)
+            if rel.startswith(f"{METADATA_DIR}/") and rel.count("/") == 1]
 
 
 def newest_metadata(listing: Listing) -> str:

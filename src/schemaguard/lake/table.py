@@ -190,12 +190,11 @@ def tables_below(listing: Listing) -> list[tuple[str, str]]:
     table), by folder: those holding a `_delta_log/` or a `metadata/*.metadata.json`."""
     log = f"/{LOG_DIR}/"
     found = {i.rel[: -len(log)]: "Delta" for i in listing.ignored if i.rel.endswith(log)}
-    for rel in listing.files.rels():
-        if rel.endswith(METADATA_SUFFIX):
-            folder = rel.rpartition("/")[0]
-            root, _, name = folder.rpartition("/")
-            if name == METADATA_DIR and root:
-                found.setdefault(root, "Iceberg")
+    for rel in listing.files.rels_ending(METADATA_SUFFIX):
+        folder = rel.rpartition("/")[0]
+        root, _, name = folder.rpartition("/")
+        if name == METADATA_DIR and root:
+            found.setdefault(root, "Iceberg")
     return sorted(found.items())
 
 
