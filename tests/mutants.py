@@ -238,6 +238,9 @@ MUTANTS = (
            "_PLAIN.fullmatch(name) else", "_PLAIN.fullmatch(name.replace('.', '')) else", NAMES),
     Mutant("a link back to a directory the listing is inside followed", "src/schemaguard/lake/discover.py",
            "None if _leads_back(st, inside) else", "None if False else", LAKE),
+    Mutant("a column held two ways across versions taken as one way", "src/schemaguard/checks/versions.py",
+           "Counter(key for key, _ in distinct).items() if n > 1}",
+           "Counter(key for key, _ in distinct).items() if n > 2}", CHECKS),
 )
 
 
