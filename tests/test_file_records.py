@@ -33,7 +33,7 @@ def test_a_listing_gives_back_every_field_of_every_file() -> None:
 def test_the_paths_ending_with_a_suffix_are_exactly_those_endswith_finds() -> None:
     rels = ["metadata/v1.metadata.json", "a.metadata.json/part-0.parquet", "x.metadata.jso",
             "ü/v2.metadata.json", "metadata/v1.metadata.json.tmp", ".metadata.json", "dt=1/a.parquet",
-            "metadata/v3.metadata.json"]
+            "metadata/v3.metadata.json", "x.meta", "data.json", "x", ".metadata.json"]  # a match across two
     listed = DataFiles(DataFile(f"/t/{r}", r, 1, None, ()) for r in rels)
     for suffix in (".metadata.json", ".parquet", "json", "/part-0.parquet", "€"):
         assert listed.rels_ending(suffix) == [r for r in rels if r.endswith(suffix)]

@@ -72,7 +72,8 @@ class Buffer:
         while at >= 0:
             end = at + len(blob)
             i = bisect_left(ends, end)
-            if i < len(ends) and ends[i] == end:
+            # the string's end, and a match inside it (not begun in the strings before)
+            if i < len(ends) and ends[i] == end and at >= (ends[i - 1] if i else 0):
                 yield i
             at = data.find(blob, at + 1)
 
