@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import partial
@@ -1187,7 +1187,7 @@ class MigrateResult:
     start_cold: tuple[float, ...]  # the first without the class archive
     commands: dict[str, tuple[float, ...]]  # each migrate command, whole processes
     statements: dict[str, tuple[float, ...]]  # the seconds its statements ran in Spark, as it says
-    table_bytes: int  # the table's data files
+    jvms: dict[str, str | None]  # the JVM each command starts, as migrate decides it: brief, full, none
 
 
 MIGRATE_TABLE = """
@@ -1202,11 +1202,11 @@ rows.repartition(20, "part").write.format("delta").partitionBy("part").saveAsTab
 """
 SPARK_START = "from schemaguard.spark import get_spark; get_spark('bench', brief={})"
 # each migrate command of the walkthrough, in the order a user runs them (rollback then start again),
-# and the JVM it starts: "brief" (metadata work: the JIT's first tier), "rows" (it rewrites rows: brief
-# on a table of at most spark.BRIEF_BYTES of files, else "full"), or none
-MIGRATE_COMMANDS = (("start --apply", ("start", "--apply"), "brief"),
-                    ("step backfill --apply", ("step", "--step", "backfill", "--apply"), "rows"),
-                    ("status", ("status",), None), ("rollback --apply", ("rollback", "--apply"), "brief"))
+# and the steps it runs (none for a rollback), or None where it starts no JVM
+MIGRATE_COMMANDS: tuple[tuple[str, tuple[str, ...], tuple[str, ...] | None], ...] = (
+    ("start --apply", ("start", "--apply"), ("expand",)),
+    ("step backfill --apply", ("step", "--step", "backfill", "--apply"), ("backfill",)),
+    ("status", ("status",), None), ("rollback --apply", ("rollback", "--apply"), ()))
 
 
 def time_migrate(rows: int, repeat: int) -> MigrateResult:
@@ -1218,11 +1218,6 @@ def time_migrate(rows: int, repeat: int) -> MigrateResult:
     env = {**os.environ, "SCHEMAGUARD_HOME": str(case / "home")}
     log(f"building a {rows:,}-row catalog Delta table and timing the migrate commands ...")
     subprocess.run([sys.executable, "-c", MIGRATE_TABLE, str(rows)], env=env, capture_output=True, check=True)
-    from schemaguard.migrate import delta_log_at
-
-    # the table's size as migrate reads it to choose its JVM: its log's files, before any step
-    orders = case / "home" / "warehouse" / "shop.db" / "orders"
-    table_bytes = sum(f.size for f in delta_log_at(str(orders)).files)
     from schemaguard.spark import delta_jars
 
     schemaguard = str(Path(sys.executable).parent / "schemaguard")
@@ -1233,6 +1228,12 @@ def time_migrate(rows: int, repeat: int) -> MigrateResult:
     if done.returncode not in (0, 1):  # 1: a staged plan
         sys.exit(f"the migrate bench's plan failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
     plan.write_text(done.stdout)
+    from schemaguard.migrate import brief_jvm, load_migration
+
+    # the JVM each command starts, as the command decides it (the table's place found as it finds it)
+    m = replace(load_migration(plan), location=str(case / "home" / "warehouse" / "shop.db" / "orders"))
+    jvms = {label: None if steps is None else "brief" if brief_jvm(m, steps) else "full"
+            for label, _, steps in MIGRATE_COMMANDS}
     no_archive = case / "jars"
     no_archive.mkdir()
     for jar in delta_jars():
@@ -1261,7 +1262,7 @@ def time_migrate(rows: int, repeat: int) -> MigrateResult:
             statements[label].append(sum(statement_seconds(done.stdout)))
     return MigrateResult(rows, tuple(start), tuple(start_brief), tuple(start_cold),
                          {k: tuple(v) for k, v in commands.items()},
-                         {k: tuple(v) for k, v in statements.items()}, table_bytes)
+                         {k: tuple(v) for k, v in statements.items()}, jvms)
 
 
 def statement_seconds(stdout: str) -> list[float]:
@@ -1281,14 +1282,12 @@ def statement_seconds(stdout: str) -> list[float]:
 
 def print_migrate(r: MigrateResult) -> None:
     log(f"\n=== migrate on a {r.rows:,}-row catalog Delta table (20 partitions), whole processes ===")
-    from schemaguard.spark import brief_for
-
     starts = {"full": statistics.median(r.start), "brief": statistics.median(r.start_brief), None: 0.0}
     cold = statistics.median(r.start_cold)
     log(f"  Spark's start alone: {starts['full']:.1f} s median ({cold:.1f} s without the class archive, "
         f"{starts['brief']:.1f} s with the brief JVM of a metadata command)")
-    for label, _, kind in MIGRATE_COMMANDS:
-        jvm = ("brief" if brief_for(r.table_bytes) else "full") if kind == "rows" else kind
+    for label, _, _ in MIGRATE_COMMANDS:
+        jvm = r.jvms[label]
         median = statistics.median(r.commands[label])
         beyond = median - starts[jvm]
         ours = beyond - statistics.median(r.statements[label])

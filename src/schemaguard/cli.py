@@ -434,10 +434,10 @@ def migrate(
     if action == "status" and recorded is not None:
         show_status(m, recorded)
     in_spark = iceberg is None and m.target == m.table and "/" not in m.table
+    known = inputs.managed_location(m.table) if in_spark else m.table  # found without Spark
     spark = None
     if apply or action == "rollback" or recorded is None:
         status("starting Spark (a migration step runs its checks and SQL through it)")
-        known = inputs.managed_location(m.table) if in_spark else m.table  # found without Spark
         brief = migrating.brief_jvm(replace(m, location=known if m.table_format == "delta" else None), kinds)
         spark = get_spark("schemaguard-migrate", brief=brief)
         if recorded is None:
@@ -452,7 +452,7 @@ def migrate(
     # statement would load it anyway), and it must be the one whose log is read.
     where = inputs.catalog_location(m.table, spark) if in_spark else m.table
     if in_spark and spark is not None:
-        inputs.same_home(m.table, where)
+        inputs.same_home(m.table, where, known)
     m = replace(m, location=where if m.table_format == "delta" else None)
     if action == "rollback":
         with kept_conf(spark):  # a caller's session (a notebook's) keeps its settings

@@ -185,11 +185,11 @@ def catalog_location(name: str, spark: Any = None) -> str:
     return catalog_table(spark if spark is not None else _embedded("schemaguard"), name)[0]
 
 
-def same_home(name: str, location: str) -> None:
-    """Refuse a table the catalog places outside the warehouse folder holding its log: a copied or
-    moved $SCHEMAGUARD_HOME keeps its metastore's absolute locations, so Spark would write the
-    original while the copy's log is read (its versions, the rollback's RESTORE)."""
-    managed = managed_location(name)
+def same_home(name: str, location: str, managed: str | None) -> None:
+    """Refuse a table the catalog places at `location`, outside the warehouse folder holding its
+    log (`managed`: `managed_location`): a copied or moved $SCHEMAGUARD_HOME keeps its metastore's
+    absolute locations, so Spark would write the original while the copy's log is read (its
+    versions, the rollback's RESTORE)."""
     if managed is not None and Path(managed).resolve() != Path(location).resolve():
         raise UsageError(f"{name}: the catalog places it at {location}, not in its warehouse {managed} "
                          "(a copied or moved $SCHEMAGUARD_HOME keeps the old locations): run from the "
