@@ -26,6 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "meta": set(),  # the package's version
     "names": set(),  # the command line's names (profiles, modes, identity rules): under everything
     "paths": set(),  # how a column path is spelt and read back: under the model
+    "jsontext": set(),  # a document as JSON text: under the reports and the command line
     "model": {"names", "paths"},
     "base": {"names", "paths", "model"},
     "formats": {"errors", "names", "paths", "model", "base"},
@@ -35,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "proofs": {"errors", "names", "paths", "model", "base", "formats", "lake", "rules", "checks"},
     "planning": {"errors", "names", "paths", "model", "base", "formats", "lake", "rules", "checks", "proofs"},
     "report": {"errors", "meta", "names", "paths", "model", "base", "formats", "checks", "proofs", "planning",
-               "config"},
+               "config", "jsontext"},
 }
 
 

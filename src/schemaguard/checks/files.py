@@ -7,7 +7,6 @@ from collections import defaultdict
 
 from schemaguard.checks.finding import (
     CODES,
-    SAMPLE,
     Finding,
     FindingCode,
     cited,
@@ -15,6 +14,7 @@ from schemaguard.checks.finding import (
     reason_category,
 )
 from schemaguard.lake.discover import not_utf8
+from schemaguard.lake.history import SAMPLE
 from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import TableRead
 

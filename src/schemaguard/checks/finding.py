@@ -13,14 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, Literal
 
 from schemaguard.base import SEVERITIES, Severity
+from schemaguard.lake.history import SAMPLE as SAMPLE  # files named per finding
 from schemaguard.lake.history import SchemaVersion
 
 FailLevel = Literal["info", "warning", "error", "never"]
-SAMPLE = 20  # files named per finding; the count says how many there are in all
 
 
 class FindingCode(StrEnum):
@@ -234,7 +234,7 @@ def involved(versions: Iterable[SchemaVersion]) -> Involved:
     finding each of a thousand columns of a million-file version lists 20 files a finding, not a
     million), and one version's partitions are already sorted and distinct (lake/history.py)."""
     vs = list(versions)
-    files = tuple(islice((rel for v in vs for rel in v.files.rels()), SAMPLE))
+    files = vs[0].sample if len(vs) == 1 else tuple(islice(chain.from_iterable(v.sample for v in vs), SAMPLE))
     parts = vs[0].partitions if len(vs) == 1 else tuple(sorted({p for v in vs for p in v.partitions}))
     return Involved(sum(len(v.files) for v in vs), files, parts[:SAMPLE], len(parts))
 

@@ -26,16 +26,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Literal
 
 from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, errors
-from schemaguard.checks.finding import SAMPLE, Finding, FindingCode, finding
+from schemaguard.checks.finding import Finding, FindingCode, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
 from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, as_nullable, spark_type
 from schemaguard.lake.discover import Listing, spark_order_key
-from schemaguard.lake.history import SchemaVersion, leaf_layouts
+from schemaguard.lake.history import SAMPLE, SchemaVersion, leaf_layouts
 from schemaguard.lake.scan import Unreadable
 from schemaguard.lake.table import SUMMARY_FILES, TableRead
 from schemaguard.model import (
@@ -189,7 +188,7 @@ def _spark_input(footer: FooterSchema) -> Schema:
 
 
 def _version_source(v: SchemaVersion) -> _Source:
-    return _Source(v.number, len(v.files), tuple(islice(v.files.rels(), SAMPLE)), _spark_input(v.footer))
+    return _Source(v.number, len(v.files), v.sample, _spark_input(v.footer))
 
 
 def _ordered(table: TableRead) -> list[SchemaVersion]:
@@ -432,13 +431,13 @@ def _relabelled(have: dict[str, _Node], ordered: list[SchemaVersion], held: list
         holders = seen.get(key, [])
         if any(_differs(node, n) for _, n in holders):
             out.append(RelabelledColumn(node.path, node.spark, tuple(
-                VersionType(v.number, n.spark, len(v.files), tuple(islice(v.files.rels(), SAMPLE)))
+                VersionType(v.number, n.spark, len(v.files), v.sample)
                 for v, n in holders)))
     return tuple(out)
 
 
 def _versions_files(versions: Sequence[SchemaVersion]) -> tuple[tuple[int, ...], int, tuple[str, ...]]:
-    files = [rel for v in versions for rel in islice(v.files.rels(), SAMPLE)]
+    files = [rel for v in versions for rel in v.sample]
     return (tuple(sorted(v.number for v in versions)), sum(len(v.files) for v in versions),
             tuple(files[:SAMPLE]))
 
@@ -454,7 +453,7 @@ def _read_failures(which: SchemaRead, reader: Schema, ordered: Iterable[SchemaVe
     options = Options(allow_quiet=allow_quiet)
     for v in sorted(ordered, key=lambda v: v.number):
         problems: list[Problem] = errors(can_read(v.footer.schema, reader, "spark-read", options))
-        files = tuple(islice(v.files.rels(), SAMPLE))
+        files = v.sample
         out += [ReadFailure(which, v.number, len(v.files), files, p.path, p.code, p.message, p.rule)
                 for p in problems]
     return out

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from itertools import islice
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn, annotation
@@ -22,6 +23,7 @@ from schemaguard.lake.discover import partition_dir, spark_order_key
 from schemaguard.lake.file_records import Footers, Partition, Subset
 from schemaguard.model import DataType, leaves
 
+SAMPLE = 20  # files named per version and per finding (the first by path); counts say how many in all
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[ T].*)?")
 
 
@@ -35,6 +37,7 @@ class SchemaVersion:
     rows: int
     first_seen: str | None  # a date (date partition) or an ISO timestamp (mtime)
     last_seen: str | None
+    sample: tuple[str, ...]  # the first SAMPLE files' paths: named once, not per finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +115,11 @@ def build_history(footers: Sequence[FileFooter], commits: str | None = None) -> 
         drafts.append((span, first_file, fp, store.footer(positions[0]), _by_rel(store, positions), parts))
     # Versions seen over the same span are ordered as Spark lists their first files, never by hash.
     drafts.sort(key=lambda d: (d[0], d[1]))
+    subsets = [Subset(store, d[4]) for d in drafts]
     versions = tuple(
-        SchemaVersion(i + 1, fp, footer, Subset(store, positions), tuple(parts),
-                      sum(map(store.rows, positions)), span[0] or None, span[1] or None)
-        for i, (span, _, fp, footer, positions, parts) in enumerate(drafts)
+        SchemaVersion(i + 1, fp, footer, files, tuple(parts), sum(map(store.rows, files.positions)),
+                      span[0] or None, span[1] or None, tuple(islice(files.rels(), SAMPLE)))
+        for i, ((span, _, fp, footer, _, parts), files) in enumerate(zip(drafts, subsets, strict=True))
     )
     if date_col:
         return History(versions, f"partition {date_col}")
@@ -145,49 +149,52 @@ def _by_rel(store: Footers, positions: array[int]) -> array[int]:
 
 def leaf_signature(footer: FooterSchema) -> dict[str, str]:
     """Each leaf as one readable line: model type, nullability and the Parquet layout behind it."""
-    return _leaf_texts(footer, True)
+    return _leaf_texts(footer)[0]
 
 
 def leaf_layouts(footer: FooterSchema) -> dict[str, str]:
     """Each leaf's type and Parquet layout (`int32 [INT32]`), nullability left out."""
-    return _leaf_texts(footer, False)
+    return _leaf_texts(footer)[1]
 
 
-_LEAF_TEXTS: dict[tuple[str, bool], dict[str, str]] = {}  # by fingerprint: a few per table
+_Texts = tuple[dict[str, str], dict[str, str]]  # (with nullability, without)
+_LEAF_TEXTS: dict[str, _Texts] = {}  # by fingerprint: a few per table
 
 
-def _leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
+def _leaf_texts(footer: FooterSchema) -> _Texts:
     """One line per model leaf, computed once per footer schema (several checks ask). A VARIANT is
     one leaf over several Parquet columns (metadata, value, shredded typed_value...)."""
-    key = (footer.fingerprint, nullability)
-    found = _LEAF_TEXTS.get(key)
+    found = _LEAF_TEXTS.get(footer.fingerprint)
     if found is None:
-        found = _LEAF_TEXTS[key] = _compute_leaf_texts(footer, nullability)
+        found = _LEAF_TEXTS[footer.fingerprint] = _compute_leaf_texts(footer)
     return found
 
 
-def _compute_leaf_texts(footer: FooterSchema, nullability: bool) -> dict[str, str]:
+def _compute_leaf_texts(footer: FooterSchema) -> _Texts:
     types = leaves(footer.schema)
-    out: dict[str, str] = {}
+    signed: dict[str, str] = {}
+    plain: dict[str, str] = {}
+    named: dict[DataType, str] = {}  # each distinct leaf type described once: most columns share a few
     for c in footer.columns:
-        if c.path not in out:
+        if c.path not in plain:
             t, nullable = types[c.path]
-            out[c.path] = _leaf_text(c, t, nullable if nullability else None)
-    return out
+            text = named.get(t) or named.setdefault(t, describe(t))
+            layout = _layout(c)
+            plain[c.path] = f"{text} [{layout}]"
+            signed[c.path] = f"{text} not null [{layout}]" if nullable is False else plain[c.path]
+    return signed, plain
 
 
-def _leaf_text(c: ParquetColumn, t: DataType, nullable: bool | None) -> str:
-    required = " not null" if nullable is False else ""
+def _layout(c: ParquetColumn) -> str:
+    """A leaf's Parquet backing: physical type, annotation, container (`INT64 TIMESTAMP(MICROS,true)`)."""
     if c.container == "variant":  # however it is shredded (see formats/parquet/schema.py _tree)
-        return f"{describe(t)}{required} [group VARIANT]"
+        return "group VARIANT"
     physical = c.physical_type
     if c.type_length is not None:
         physical += f"({c.type_length})"
     ann = annotation(c)
     layout = f"{physical} {ann}" if ann else physical
-    if c.container:
-        layout += f", {c.container}"
-    return f"{describe(t)}{required} [{layout}]"
+    return f"{layout}, {c.container}" if c.container else layout
 
 
 def column_changes(before: FooterSchema, after: FooterSchema) -> list[ColumnChange]:

@@ -4,7 +4,6 @@ The only part of `report/` that writes files; the formats themselves are pure fu
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import re
 import shutil
@@ -14,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from schemaguard.jsontext import json_text
 from schemaguard.proofs.audit_run import AuditRun
 from schemaguard.report.html.page import to_html
 from schemaguard.report.json import to_json
@@ -31,7 +31,7 @@ STALE_SECONDS = 24 * 3600  # a staging folder of another host is taken as abando
 def render_file(run: AuditRun, fmt: str) -> str:
     """One file format as the text written to disk."""
     if fmt == "json":
-        return json.dumps(to_json(run), indent=2, ensure_ascii=False, default=str) + "\n"
+        return json_text(to_json(run), indent=True)
     if fmt == "markdown":
         return to_markdown(run)
     if fmt == "html":
@@ -39,7 +39,7 @@ def render_file(run: AuditRun, fmt: str) -> str:
     if fmt == "junit":
         return to_junit(run)
     if fmt == "sarif":
-        return json.dumps(to_sarif(run), indent=2, ensure_ascii=False) + "\n"
+        return json_text(to_sarif(run), indent=True)
     raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(['terminal', *FILE_NAMES])})")
 
 

@@ -27,6 +27,7 @@ from schemaguard.model import (
     Schema,
     SchemaVisitor,
     StructType,
+    fields_of,
     visit,
 )
 from schemaguard.names import Identity
@@ -140,4 +141,9 @@ def duplicate_names(schema: Schema, case_sensitive: bool = False) -> Duplicates:
     """Names held twice by one struct at any depth, compared as a reader by name compares them
     (Spark and Delta: case-insensitively unless spark.sql.caseSensitive). Such a reader cannot
     resolve the column: Spark fails the read, with or without mergeSchema."""
+    # Two fields of one struct spelt alike have paths spelt alike (quoting ignores case): where no
+    # two paths are, the structs need no look (the common case, from the schema's cached fields).
+    spelt = [p if case_sensitive else p.lower() for p, _ in fields_of(schema)]
+    if len(set(spelt)) == len(spelt):
+        return []
     return visit(schema, _Duplicates(case_sensitive))

@@ -208,8 +208,10 @@ def drop(schema: Schema, *paths: str) -> Schema:
     """`schema` without the fields the paths point into, in one walk; top-level fields alone (the
     common case: whole columns in conflict) are filtered without walking the rest."""
     gone = {field_of(p) for p in paths}
-    if all(_top_level(p) for p in gone):
-        return replace(schema, fields=tuple(f for f in schema.fields if segment(f.name).lower() not in gone))
+    names = [segment(f.name).lower() for f in schema.fields]
+    if all(_top_level(p) for p in gone.difference(names)):  # a top-level field's path is its name
+        kept = (f for f, name in zip(schema.fields, names, strict=True) if name not in gone)
+        return replace(schema, fields=tuple(kept))
     return transform(schema, _Drop(gone))
 
 
