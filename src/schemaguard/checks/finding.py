@@ -9,7 +9,7 @@ the schema versions, what was seen (`evidence`) and the rule behind it. Its key
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -239,6 +239,21 @@ def involved(versions: Iterable[SchemaVersion]) -> Involved:
     return Involved(sum(len(v.files) for v in vs), files, parts[:SAMPLE], len(parts))
 
 
+class Involvement:
+    """`involved` once per distinct set of versions: for a check that makes many findings over the
+    same few sets (each of 20,000 columns drifting between the same two versions)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, ...], Involved] = {}
+
+    def __call__(self, versions: Sequence[SchemaVersion]) -> Involved:
+        key = tuple(v.number for v in versions)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = involved(versions)
+        return found
+
+
 def involved_files(rels: Sequence[str]) -> Involved:
     """Files known by path alone (the scan's): a file's partition directory is its parent."""
     return sampled(rels, (r.rpartition("/")[0] for r in rels))
@@ -255,10 +270,12 @@ def cited(code: FindingCode) -> str:
 
 
 def finding(code: FindingCode, message: str, versions: Sequence[SchemaVersion], path: str, evidence: Evidence,
-            subject: str = "", severity: Severity | None = None, rule: str | None = None) -> Finding:
-    """A finding about some versions: their files, partitions and numbers filled in one place; the
-    severity and the rule default to the code's row in `CODES`."""
-    inv = involved(versions)
+            subject: str = "", severity: Severity | None = None, rule: str | None = None,
+            of: Callable[[Sequence[SchemaVersion]], Involved] = involved) -> Finding:
+    """A finding about some versions: their files, partitions and numbers filled in one place (by
+    `of`: an `Involvement` shared by one check's findings); the severity and the rule default to
+    the code's row in `CODES`."""
+    inv = of(versions)
     return Finding(code, severity or CODES[code].severity, message, inv.count, inv.files, path,
                    tuple(v.number for v in versions), rule if rule is not None else cited(code),
                    subject=subject, partitions=inv.partitions, partition_count=inv.partition_count,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, errors
-from schemaguard.checks.finding import Finding, FindingCode, finding
+from schemaguard.checks.finding import Finding, FindingCode, Involvement, finding
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
 from schemaguard.formats.spark_view import SPARK_ILLEGAL, SparkUnreadable, as_nullable, spark_type
@@ -478,7 +478,7 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
     if not conflicts:
         return []
     held = [(v, _held(v.footer), leaf_layouts(v.footer)) for v in table.versions]
-    found = []
+    found, of = [], Involvement()
     for c in conflicts:
         key = c.path.lower()
         vs = [(v, layouts.get(nodes[key][0]) or describe(nodes[key][1]))
@@ -487,7 +487,7 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
             FindingCode.SPARK_MERGE_CONFLICT,
             f"spark.read.option('mergeSchema', 'true') fails on this table: {c.message}",
             [v for v, _ in vs], c.path, [(f"v{v.number}", text) for v, text in vs],
-            rule=f"{c.rule.id} ({c.rule.source})"))
+            rule=f"{c.rule.id} ({c.rule.source})", of=of))
     return found
 
 

@@ -9,7 +9,7 @@ from itertools import chain
 from typing import TypeVar
 
 from schemaguard.checks.compat import CheckOptions
-from schemaguard.checks.finding import Finding, FindingCode, finding
+from schemaguard.checks.finding import Finding, FindingCode, Involvement, finding
 from schemaguard.checks.gate import duplicated
 from schemaguard.formats.notation import describe
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
@@ -54,14 +54,14 @@ def holding(groups: dict[V, list[SchemaVersion]], v: SchemaVersion) -> list[V]:
 def layout_drift(table: TableRead, _: object = None) -> list[Finding]:
     """A leaf whose type or Parquet layout (backing, annotation, unit, UTC flag, INT96) differs;
     a REQUIRED / OPTIONAL difference alone is NULLABILITY_MISMATCH's."""
-    found = []
+    found, of = [], Involvement()
     for path, layouts in varying(table.versions, lambda v: leaf_layouts(v.footer).items()).items():
         vs = by_number(layouts.values())
         spelled = "; ".join(f"{named(group)}: {layout}" for layout, group in layouts.items())
         by_version = {v.number: layout for layout, group in layouts.items() for v in group}
         found.append(finding(FindingCode.LOGICAL_TYPE_DRIFT,
                              f"`{path}` is stored differently across versions: {spelled}", vs, path,
-                             [(f"v{v.number}", by_version[v.number]) for v in vs]))
+                             [(f"v{v.number}", by_version[v.number]) for v in vs], of=of))
     return found
 
 

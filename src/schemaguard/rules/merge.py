@@ -127,7 +127,7 @@ def merge(schemas: list[Schema], merger: Merger, options: Options | None = None)
     gone: set[str] = set()  # fields taken out of the merge (lower-cased paths)
     merged: Schema | None = None
     for i, schema in enumerate(schemas):
-        view, unreadable = _readable(drop(schema, *gone) if gone else schema, i, converting=True)
+        view, unreadable = _readable(_without(schema, gone) if gone else schema, i, converting=True)
         if unreadable:
             conflicts += unreadable
             gone.update(field_of(c.path) for c in unreadable)
@@ -143,7 +143,7 @@ def merge(schemas: list[Schema], merger: Merger, options: Options | None = None)
     if merged is None:
         return MergeResult(None, tuple(conflicts))
     if gone:  # a field kept whole beside one spelt alike (`a` beside `A`) is out with its twin
-        merged = drop(merged, *gone)
+        merged = _without(merged, gone)
     final, unreadable = _readable(merged, len(schemas) - 1, converting=False)
     conflicts += unreadable
     return MergeResult(None if conflicts else final, tuple(conflicts))
@@ -205,9 +205,14 @@ def _top_level(path: str) -> bool:
 
 
 def drop(schema: Schema, *paths: str) -> Schema:
-    """`schema` without the fields the paths point into, in one walk; top-level fields alone (the
-    common case: whole columns in conflict) are filtered without walking the rest."""
-    gone = {field_of(p) for p in paths}
+    """`schema` without the fields the paths point into."""
+    return _without(schema, {field_of(p) for p in paths})
+
+
+def _without(schema: Schema, gone: set[str]) -> Schema:
+    """`schema` without the fields at the paths `gone` (as `field_of` gives them), in one walk;
+    top-level fields alone (the common case: whole columns in conflict) are filtered without
+    walking the rest."""
     names = [segment(f.name).lower() for f in schema.fields]
     if all(_top_level(p) for p in gone.difference(names)):  # a top-level field's path is its name
         kept = (f for f, name in zip(schema.fields, names, strict=True) if name not in gone)
