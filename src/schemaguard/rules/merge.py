@@ -198,6 +198,8 @@ def _ancestors(path: str) -> Iterator[str]:
 
 
 def _top_level(path: str) -> bool:
+    if "`" not in path:  # nothing quoted: any separator goes down a level
+        return bool(path) and not ("." in path or "[" in path or "{" in path)
     try:
         return len(parts(path)) == 1
     except ValueError:  # through a list element or map slot
