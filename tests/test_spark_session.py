@@ -52,10 +52,15 @@ def run_python(code: str, home: Path, **env: str) -> list[str]:
 def test_managed_delta_table_survives_a_new_session(tmp_path: Path) -> None:
     """...and `$SCHEMAGUARD_JAVA_OPTIONS` reaches the embedded JVM."""
     assert run_python(WRITE, tmp_path, SCHEMAGUARD_JAVA_OPTIONS="")[-1] == "hive local[*]"
-    tier, said = run_python(READ, tmp_path, SCHEMAGUARD_JAVA_OPTIONS="-XX:TieredStopAtLevel=1")[-2:]
+    jvm_tmp = tmp_path / "jvm-tmp"  # the JVM's temporary folder: what a session leaves there
+    jvm_tmp.mkdir()
+    options = f"-XX:TieredStopAtLevel=1 -Djava.io.tmpdir={jvm_tmp}"
+    tier, said = run_python(READ, tmp_path, SCHEMAGUARD_JAVA_OPTIONS=options)[-2:]
     assert (tier, said) == ("1", "delta MANAGED [(1, 'one'), (2, 'two')]")
     assert (tmp_path / "metastore_db").is_dir()  # everything lives under the one home folder
     assert (tmp_path / "warehouse" / "audit_db.db" / "kept" / "_delta_log").is_dir()
+    assert (tmp_path / "hive-resources").is_dir()  # Hive's per-session `<id>_resources` folder ...
+    assert sorted(p.name for p in jvm_tmp.iterdir()) == []  # ... never left in the temporary folder
 
 
 SUBMITTED = """

@@ -120,6 +120,9 @@ def embedded_conf(home: Path, brief: bool = False) -> dict[str, str]:
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL":
             f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        # Hive's session makes `/tmp/<session id>_resources` and deletes it only when closed, which
+        # Spark never does: one a process, left in /tmp for good. One folder here instead.
+        "spark.hadoop.hive.downloaded.resources.dir": str(home / "hive-resources"),
         "spark.driver.extraJavaOptions": java_opts,
         **delta_classpath(),
         "spark.sql.extensions": DELTA_EXTENSION,
