@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 import re
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from schemaguard.model import (
     TimestampType,
     canonical_json,
     fields_along,
+    fields_of,
     leaves,
     transform,
     visit,
@@ -293,6 +295,20 @@ def test_paths_address_struct_list_and_map_nodes() -> None:
     assert leaf["items[].qty"] == (IntType(32), True)
     assert leaf["attrs{key}"] == (StringType(), False)
     assert "items" not in leaf and "attrs{value}" not in leaf
+
+
+@given(schemas())
+def test_the_walk_kept_on_a_schema_is_the_walk_of_it_and_never_travels_with_it(schema: Schema) -> None:
+    """`walk` and `fields_of` remember their answer on the (immutable) schema: asked again, or of an
+    equal schema built anew, they answer alike; a pickled schema leaves the remembered walk behind."""
+    fresh = pickle.loads(pickle.dumps(schema))
+    unwalked = pickle.dumps(schema)
+    nodes, named = list(walk(schema)), fields_of(schema)
+    assert list(walk(schema)) == nodes and fields_of(schema) is named
+    assert pickle.dumps(schema) == unwalked and fresh == schema
+    assert list(walk(fresh)) == nodes and fields_of(fresh) == named
+    assert [p for p, _ in named] == [p for p, t, _ in nodes if p in dict(named)]  # fields: the named nodes
+    assert {p: f.type for p, f in named}.items() <= {p: t for p, t, _ in nodes}.items()
 
 
 def test_the_fields_along_a_path_keep_a_name_holding_a_dot_apart_from_a_struct() -> None:

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, overload
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar, overload
 
 from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
 
@@ -252,6 +252,9 @@ class Schema:
 
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]
+
+    def __reduce__(self) -> tuple[type[Schema], tuple[Any, ...]]:
+        return Schema, (self.fields, self.avro, self.unmodelled)  # pickled without its walk
 
 
 def canonical_json(value: object) -> str:
