@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeVar
 import typer
 
 from schemaguard.errors import one_line
-from schemaguard.jsontext import json_text
+from schemaguard.jsontext import json_bytes
 
 EXIT_USAGE = 2  # bad input or usage, always
 R = TypeVar("R")
@@ -52,8 +52,16 @@ def spark_note() -> None:
 
 
 def print_json(doc: Any) -> None:
-    """A command's document on stdout as JSON."""
-    sys.stdout.write(json_text(doc, indent=sys.stdout.isatty()))  # indented for a person at a terminal
+    """A command's document on stdout as JSON, indented for a person at a terminal. Written as
+    bytes where stdout has a byte stream below it (a 40 MB document is not decoded to be encoded)."""
+    data = json_bytes(doc, indent=sys.stdout.isatty())
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:  # a text stream only (a notebook's, a redirect to a StringIO)
+        sys.stdout.write(data.decode())
+        return
+    sys.stdout.flush()  # what was written as text goes first
+    raw.write(data)
+    raw.flush()
 
 
 def bars(output: OutputFormat) -> Callable[[int], Any]:

@@ -20,10 +20,15 @@ _OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.
             | orjson.OPT_APPEND_NEWLINE)
 
 
-def json_text(doc: Any, indent: bool) -> str:
-    """`doc` as JSON ending in a newline, indented two spaces when `indent`, non-ASCII kept."""
+def json_bytes(doc: Any, indent: bool) -> bytes:
+    """`doc` as UTF-8 JSON ending in a newline, indented two spaces when `indent`."""
     try:
-        text = orjson.dumps(doc, default=str, option=_OPTIONS | (orjson.OPT_INDENT_2 if indent else 0))
-        return text.decode()
+        return orjson.dumps(doc, default=str, option=_OPTIONS | (orjson.OPT_INDENT_2 if indent else 0))
     except orjson.JSONEncodeError:  # an integer beyond 64 bits (a statistic): json writes any
-        return json.dumps(doc, indent=2 if indent else None, ensure_ascii=False, default=str) + "\n"
+        text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False, default=str)
+        return (text + "\n").encode()
+
+
+def json_text(doc: Any, indent: bool) -> str:
+    """`json_bytes` as text (a report file's)."""
+    return json_bytes(doc, indent).decode()
