@@ -135,7 +135,8 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
         return []
     newest = versions[-1]
     held = [set(v.footer.schema.field_names()) for v in versions[:-1]]
-    found = []
+    layouts = leaf_layouts(newest.footer)
+    found, of = [], Involvement()
     for f in newest.footer.schema.fields:  # nested fields are reported with their top-level column
         path, t = f.name, f.type
         lacking = [v for v, names in zip(versions[:-1], held, strict=True) if path not in names]
@@ -144,12 +145,11 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
         files = sum(len(v.files) for v in lacking)
         rows = sum(v.rows for v in lacking)
         evidence = [(f"v{v.number}", "absent") for v in lacking]
-        evidence += [(f"v{newest.number}", leaf_layouts(newest.footer).get(path) or describe(t)),
-                     ("rows without it", str(rows))]
+        evidence += [(f"v{newest.number}", layouts.get(path) or describe(t)), ("rows without it", str(rows))]
         found.append(finding(
             FindingCode.COLUMN_MISSING_IN_OLD_FILES,
             f"`{path}` is absent from {files} older file(s) ({rows:,} rows): readers fill it with "
-            "null or their default", lacking, path, evidence))
+            "null or their default", lacking, path, evidence, of=of))
     return found
 
 

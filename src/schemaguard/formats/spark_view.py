@@ -87,14 +87,21 @@ CONVERTED_UNSUPPORTED = (TimeType("us"),)
 class _SparkView(SchemaTransform):
     def __init__(self, converting: bool = False) -> None:
         self.converting = converting
+        # Each leaf type object's view, by identity: a footer's leaves share a few type objects
+        # (one per distinct spelling), which the schema walked keeps alive through the walk.
+        self.views: dict[int, DataType] = {}
 
     def primitive(self, t: PrimitiveType | EnumType, path: str) -> DataType:
+        view = self.views.get(id(t))
+        if view is not None:
+            return view
         if self.converting and t in CONVERTED_UNSUPPORTED:
             return t
-        view = spark_view(t)
-        if isinstance(view, str):
-            raise SparkUnreadable(path, t, view)
-        return view
+        seen = spark_view(t)
+        if isinstance(seen, str):
+            raise SparkUnreadable(path, t, seen)
+        self.views[id(t)] = seen
+        return seen
 
     def enum(self, t: EnumType, path: str) -> DataType:
         return self.primitive(t, path)
