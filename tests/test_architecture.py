@@ -127,3 +127,12 @@ def test_every_module_opens_with_a_docstring() -> None:
 def test_every_module_imports_on_its_own_in_dependency_order() -> None:
     for module in TopologicalSorter(graph()).static_order():
         importlib.import_module(module)
+
+
+def test_every_check_states_its_complexity() -> None:
+    """Each detector's docstring says how its work grows (`O(versions x nodes)`): none may grow
+    with the product of its inputs' sizes unseen (docs/benchmarks.md, the hostile shapes)."""
+    from schemaguard.checks import CHECKS
+
+    unstated = [c.__name__ for c in CHECKS if "O(" not in (c.__doc__ or "")]
+    assert unstated == []

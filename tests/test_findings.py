@@ -276,6 +276,32 @@ def test_nullability_mismatch_top_level_and_nested(tmp_path: Path) -> None:
     assert mismatch["s.y"].evidence == (("v1", "REQUIRED"), ("v2", "OPTIONAL"))  # no count for nested
 
 
+def test_null_counts_of_many_loosened_columns_over_many_files(tmp_path: Path) -> None:
+    """Forty columns REQUIRED in the first version and OPTIONAL in the two after it (one with no
+    statistics): each finding counts its column's nulls over every file of the OPTIONAL versions,
+    a column named with a dot as well; the one whose files lack statistics says no count."""
+    table = tmp_path / "t"
+    names = [f"c{i}" for i in range(39)] + ["a.b"]
+    tight = pa.schema([pa.field(n, pa.int32(), nullable=False) for n in names])
+    loose = pa.schema([pa.field(n, pa.int32()) for n in names])
+    write(table / "dt=2024-01-01" / "p.parquet", pa.table({n: [1] for n in names}, schema=tight))
+    for day in (2, 3):  # 3 files a day, each with i % 3 + 1 nulls in column i
+        for k in range(3):
+            rows = {n: [None] * (i % 3 + 1) + [k] * (3 - i % 3) for i, n in enumerate(names)}
+            write(table / f"dt=2024-01-0{day}" / f"p{k}.parquet", pa.table(rows, schema=loose))
+    bare = table / "dt=2024-01-04" / "p.parquet"  # a third OPTIONAL version: no statistics at all
+    bare.parent.mkdir()
+    pq.write_table(pa.table({n: [None] for n in names}, schema=loose), bare, write_statistics=False)
+    mismatch = by_code(findings_of(table), "NULLABILITY_MISMATCH")
+    assert set(mismatch) == {f"c{i}" for i in range(39)} | {"`a.b`"}
+    counted = {f.path: dict(f.evidence).get("nulls in OPTIONAL files") for f in mismatch.values()}
+    assert counted == {f"c{i}": None for i in range(39)} | {"`a.b`": None}  # v3's files have no count
+    bare.unlink()
+    mismatch = by_code(findings_of(table), "NULLABILITY_MISMATCH")
+    counted = {f.path: dict(f.evidence).get("nulls in OPTIONAL files") for f in mismatch.values()}
+    assert counted == {p: str(6 * (i % 3 + 1)) for i, p in enumerate([*names[:-1], "`a.b`"])}
+
+
 # ---------------------------------------------------------------------------------------------
 # Spark's footer schema against the Parquet schema
 
@@ -318,6 +344,27 @@ def test_spark_schema_disagrees_with_parquet(tmp_path: Path) -> None:
     assert disagree["n"].evidence == (("v1", "Spark says nullable, the Parquet schema REQUIRED"),)
     assert "Spark's schema has it" in disagree["ghost"].evidence[0][1]
     assert "the Parquet schema has it" in disagree["extra"].evidence[0][1]
+
+
+def test_below_a_node_of_another_shape_nothing_more_is_compared_whatever_its_names(tmp_path: Path) -> None:
+    """Spark's schema says `s` is a string where the file has a struct: `s` disagrees, the nodes
+    below it are not compared again. Beside it, a top-level `s.x` (one name holding a dot) and a
+    list of structs whose element Spark misses are compared on their own; a thousand columns Spark's
+    schema lacks are a thousand findings (found in one pass: no node is compared with every cut)."""
+    table = tmp_path / "t"
+    absent = [pa.field(f"c{i}", pa.struct([pa.field("v", pa.int32())])) for i in range(1000)]
+    edited = spark_json(("s", "string", True), ("s.x", "string", True),
+                        ("l", {"type": "array", "elementType": "integer", "containsNull": True}, True))
+    deep = pa.struct([pa.field("z", pa.int32())])
+    schema = pa.schema([
+        pa.field("s", pa.struct([pa.field("x", pa.string()), pa.field("y", deep)])),
+        pa.field("s.x", pa.string()), pa.field("l", pa.list_(pa.struct([pa.field("a", pa.int32())]))),
+        *absent,
+    ]).with_metadata({SPARK_KEY: edited})
+    write(table / "p.parquet", pa.table({f.name: pa.array([None], f.type) for f in schema}, schema=schema))
+    disagree = by_code(findings_of(table), "SPARK_SCHEMA_DISAGREES_WITH_PARQUET")
+    assert set(disagree) == {"s", "l[]", *(f"c{i}" for i in range(1000))}
+    assert "Spark says string" in disagree["s"].evidence[0][1]
 
 
 SPARK_ROW = """

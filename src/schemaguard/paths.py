@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 ELEMENT, KEY, VALUE = "[]", "{key}", "{value}"  # path suffixes: list element, map key, map value
 
@@ -59,6 +59,17 @@ def parts(path: str) -> tuple[str, ...]:
         if path[at] != ".":
             raise ValueError(f"{path!r} is not a column path (a list element or map slot)")
         at += 1
+
+
+def ancestors(path: str) -> Iterator[str]:
+    """The paths of the nodes above `path` (`a.b[].c` -> `a`, `a.b`, `a.b[]`): each ends before a
+    separator outside a backticked name."""
+    quoted = False
+    for i, ch in enumerate(path):
+        if ch == "`":
+            quoted = not quoted  # a doubled backtick inside a name flips twice
+        elif not quoted and ch in ".[{" and i:
+            yield path[:i]
 
 
 def top_name(path: str) -> str:

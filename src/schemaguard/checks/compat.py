@@ -55,7 +55,9 @@ def compatibility(table: TableRead, opts: CheckOptions) -> list[Finding]:
     A pair (writer, reader) whose reader is the current schema is BACKWARD: today's readers on old
     files. One whose writer is the current schema is FORWARD: readers still on an old version
     reading what is written now. Problems are grouped by (profile, direction, column, code), so a
-    problem shared by many versions is one finding naming them all.
+    problem shared by many versions is one finding naming them all. O(profiles x versions x
+    nodes): a TRANSITIVE mode reads each version against the current schema once, never pairs of
+    old versions.
     """
     current, versions = opts.current, table.versions
     if current is None:

@@ -3,8 +3,10 @@ them all to one column), and one path carrying different ids (id readers see dif
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from schemaguard.checks.finding import Finding, FindingCode, finding
-from schemaguard.checks.versions import by_number, holding, named, varying
+from schemaguard.checks.versions import by_number, named, values_by_version, varying
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FooterSchema
 from schemaguard.lake.history import SchemaVersion
@@ -30,16 +32,27 @@ def field_id_reuse(table: TableRead, _: object = None) -> list[Finding]:
     """One field id on different paths: id readers (Iceberg, Delta column mapping `id`) bind them
     all to one column. An error when a file holds the id twice or the paths' types are unrelated;
     a warning when it looks like a rename (one path per version, related types), which Iceberg
-    does legitimately and Delta never does (its physical names do not change)."""
+    does legitimately and Delta never does (its physical names do not change). O(versions x
+    nodes), and per reused id the pairs of its distinct types (a few)."""
     reused = varying(table.versions, lambda v: ((fid, path) for path, fid in id_paths(v.footer).items()))
-    return [_id_reuse_finding(fid, paths) for fid, paths in sorted(reused.items())]
+    nodes: dict[int, dict[str, DataType]] = {}  # per version, each node's type, made when first asked
+
+    def type_at(v: SchemaVersion, path: str) -> DataType:
+        if v.number not in nodes:
+            nodes[v.number] = {p: t for p, t, _ in walk(v.footer.schema)}
+        return nodes[v.number][path]
+
+    return [_id_reuse_finding(fid, paths, type_at) for fid, paths in sorted(reused.items())]
 
 
-def _id_reuse_finding(fid: int, paths: dict[str, list[SchemaVersion]]) -> Finding:
+def _id_reuse_finding(fid: int, paths: dict[str, list[SchemaVersion]],
+                      type_at: Callable[[SchemaVersion, str], DataType]) -> Finding:
     vs = by_number(paths.values())
-    types = {p: _type_at(group[-1].footer.schema, p) for p, group in paths.items()}
-    twice = [v for v in vs if len(holding(paths, v)) > 1]
-    unrelated = any(_unrelated(a, b) for a in types.values() for b in types.values())
+    types = {p: type_at(group[-1], p) for p, group in paths.items()}
+    distinct = list(dict.fromkeys(types.values()))
+    on = values_by_version(paths)
+    twice = [v for v in vs if len(on[v.number]) > 1]
+    unrelated = any(_unrelated(a, b) for a in distinct for b in distinct)
     newest = max(paths, key=lambda p: paths[p][-1].number)
     spelled = ", ".join(f"`{p}` ({describe(types[p])}) in {named(group)}" for p, group in paths.items())
     if twice:
@@ -52,13 +65,9 @@ def _id_reuse_finding(fid: int, paths: dict[str, list[SchemaVersion]]) -> Findin
         why = (f"id readers read the older files' values as `{newest}` while name readers (Spark) read "
                "null there: right if it is a rename (Iceberg), a reuse otherwise (Delta never renames "
                "a physical column)")
-    evidence = [(f"v{v.number}", ", ".join(holding(paths, v))) for v in vs]
+    evidence = [(f"v{v.number}", ", ".join(on[v.number])) for v in vs]
     return finding(FindingCode.FIELD_ID_REUSED, f"field id {fid} is on {spelled}: {why}", vs, newest,
                    evidence, subject=f"field_id={fid}", severity="error" if twice or unrelated else "warning")
-
-
-def _type_at(schema: Schema, path: str) -> DataType:
-    return next(t for p, t, _ in walk(schema) if p == path)
 
 
 def _unrelated(a: DataType, b: DataType) -> bool:
@@ -72,7 +81,8 @@ def alone(t: DataType) -> Schema:
 
 
 def field_id_changes(table: TableRead, _: object = None) -> list[Finding]:
-    """One path carrying different field ids: id readers see different columns, name readers one."""
+    """One path carrying different field ids: id readers see different columns, name readers one.
+    O(versions x nodes)."""
     found = []
     for path, ids in varying(table.versions, lambda v: id_paths(v.footer).items()).items():
         vs = by_number(ids.values())

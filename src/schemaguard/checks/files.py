@@ -20,7 +20,8 @@ from schemaguard.lake.table import TableRead
 
 
 def unreadable_files(table: TableRead, _: object = None) -> list[Finding]:
-    """One finding per kind of reason (`truncated`, `zero-byte file`, ...), naming the files."""
+    """One finding per kind of reason (`truncated`, `zero-byte file`, ...), naming the files.
+    O(unreadable files)."""
     by_category: dict[str, list[Unreadable]] = defaultdict(list)
     for u in table.scan.unreadable:
         by_category[reason_category(u.reason)].append(u)
@@ -36,6 +37,7 @@ def _unreadable(category: str, files: list[Unreadable]) -> Finding:
 
 
 def stale_checksums(table: TableRead, _: object = None) -> list[Finding]:
+    """Files whose `.crc` sidecar the listing found stale, in one finding. O(stale files)."""
     stale = table.listing.stale_checksums
     if not stale:
         return []
@@ -48,7 +50,7 @@ def stale_checksums(table: TableRead, _: object = None) -> list[Finding]:
 
 def undecodable_names(table: TableRead, _: object = None) -> list[Finding]:
     """Files whose path is not UTF-8: read here, listed with `\\xNN` escapes, but a JVM reader
-    cannot name them at all."""
+    cannot name them at all. O(files): one look at each path's bytes."""
     odd = [f.rel for f in table.listing.files if not_utf8(f.path)]
     if not odd:
         return []
@@ -60,7 +62,7 @@ def undecodable_names(table: TableRead, _: object = None) -> list[Finding]:
 
 def encrypted_columns(table: TableRead, _: object = None) -> list[Finding]:
     """Files with encrypted column metadata: their statistics cannot be read, so no proof from
-    statistics covers those columns there."""
+    statistics covers those columns there. O(files): one pass over the footers' encrypted column."""
     by_columns: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for rel, columns in table.scan.footers.encrypted_files():
         by_columns[columns].append(rel)
@@ -95,6 +97,8 @@ def no_parquet_data(table: TableRead) -> str | None:
 
 
 def no_data(table: TableRead, _: object = None) -> list[Finding]:
+    """A location with no Parquet data at all: one finding, nothing else checked. O(unreadable
+    files)."""
     why = no_parquet_data(table)
     if why is None:
         return []

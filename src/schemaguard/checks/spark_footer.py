@@ -17,12 +17,13 @@ from schemaguard.formats.spark_view import spark_view
 from schemaguard.lake.history import SchemaVersion, leaf_layouts
 from schemaguard.lake.table import TableRead
 from schemaguard.model import DataType, is_nested, walk
+from schemaguard.paths import ancestors
 from schemaguard.rules.profiles import can_read
 
 
 def spark_refusals(table: TableRead, _: object = None) -> list[Finding]:
     """Versions whose footer Spark refuses whole (a shape the model has no type for): every read
-    of those files fails, merged or not."""
+    of those files fails, merged or not. O(versions)."""
     return [finding(FindingCode.SPARK_CANNOT_READ_FOOTER,
                     f"Spark cannot read the {len(v.files)} file(s) of v{v.number}: {why}", [v], "",
                     [(f"v{v.number}", why)], subject=f"v{v.number}")
@@ -30,7 +31,8 @@ def spark_refusals(table: TableRead, _: object = None) -> list[Finding]:
 
 
 def spark_footer_disagreements(table: TableRead, _: object = None) -> list[Finding]:
-    """Per path, the versions whose footer's Spark schema disagrees with its Parquet schema."""
+    """Per path, the versions whose footer's Spark schema disagrees with its Parquet schema.
+    O(versions x nodes x depth): each node once, its ancestors looked up in a set."""
     seen: dict[str, list[tuple[SchemaVersion, str]]] = defaultdict(list)
     for v in table.versions:
         for path, why in spark_vs_parquet(v.footer).items():
@@ -58,21 +60,17 @@ def spark_vs_parquet(footer: FooterSchema) -> dict[str, str]:
     spark = {p: (t, n) for p, t, n in walk(footer.spark_schema)}
     layouts = leaf_layouts(footer)
     found: dict[str, str] = {}
-    cut: list[str] = []
+    cut: set[str] = set()  # nodes below which nothing is compared (a node precedes its children)
     for path in dict.fromkeys([*parquet, *spark]):
-        if any(_below(path, c) for c in cut):
+        if cut and any(a in cut for a in ancestors(path)):
             continue
         p, s = parquet.get(path), spark.get(path)
         if p is None or s is None or _shape(p[0]) != _shape(s[0]):
-            cut.append(path)
+            cut.add(path)
         why = _disagreement(p, s, layouts.get(path))
         if why:
             found[path] = why
     return found
-
-
-def _below(path: str, parent: str) -> bool:
-    return path.startswith(parent) and path[len(parent):len(parent) + 1] in (".", "[", "{")
 
 
 def _shape(t: DataType) -> str:

@@ -46,14 +46,19 @@ def named(versions: Iterable[SchemaVersion]) -> str:
     return ",".join(f"v{v.number}" for v in versions)
 
 
-def holding(groups: dict[V, list[SchemaVersion]], v: SchemaVersion) -> list[V]:
-    """The values (paths, spellings) whose group holds version `v`."""
-    return [key for key, group in groups.items() if any(g.number == v.number for g in group)]
+def values_by_version(groups: dict[V, list[SchemaVersion]]) -> dict[int, list[V]]:
+    """Per version number, the values (paths, spellings) whose group holds it: the groups turned
+    round once, O(their sizes), not searched for each version."""
+    out: dict[int, list[V]] = defaultdict(list)
+    for key, group in groups.items():
+        for v in group:
+            out[v.number].append(key)
+    return out
 
 
 def layout_drift(table: TableRead, _: object = None) -> list[Finding]:
     """A leaf whose type or Parquet layout (backing, annotation, unit, UTC flag, INT96) differs;
-    a REQUIRED / OPTIONAL difference alone is NULLABILITY_MISMATCH's."""
+    a REQUIRED / OPTIONAL difference alone is NULLABILITY_MISMATCH's. O(versions x leaves)."""
     found, of = [], Involvement()
     for path, layouts in varying(table.versions, lambda v: leaf_layouts(v.footer).items()).items():
         vs = by_number(layouts.values())
@@ -67,15 +72,19 @@ def layout_drift(table: TableRead, _: object = None) -> list[Finding]:
 
 def nullability(table: TableRead, _: object = None) -> list[Finding]:
     """A node (column, nested field, list element, map value) REQUIRED in some versions and
-    OPTIONAL in others."""
+    OPTIONAL in others. O(versions x nodes), then one pass over the OPTIONAL versions' files for
+    the null counts of all the columns found (each file's statistics decoded once)."""
     flags = varying(table.versions, lambda v: ((p, n) for p, _, n in walk(v.footer.schema)))
-    return [_nullability_finding(path, by_flag[False], by_flag[True]) for path, by_flag in flags.items()]
+    nulls = _top_level_nulls({path: by_flag[True] for path, by_flag in flags.items()})
+    return [_nullability_finding(path, by_flag[False], by_flag[True], nulls[path])
+            for path, by_flag in flags.items()]
 
 
-def _nullability_finding(path: str, required: list[SchemaVersion], optional: list[SchemaVersion]) -> Finding:
+def _nullability_finding(path: str, required: list[SchemaVersion], optional: list[SchemaVersion],
+                         nulls: int | None) -> Finding:
     vs = by_number([required, optional])
-    nulls = _top_level_nulls(path, optional)
-    evidence = [(f"v{v.number}", holding({"REQUIRED": required, "OPTIONAL": optional}, v)[0]) for v in vs]
+    flags = values_by_version({"REQUIRED": required, "OPTIONAL": optional})
+    evidence = [(f"v{v.number}", flags[v.number][0]) for v in vs]
     held = ""
     if nulls is not None:
         evidence.append(("nulls in OPTIONAL files", str(nulls)))
@@ -89,37 +98,39 @@ def _nullability_finding(path: str, required: list[SchemaVersion], optional: lis
         vs, path, evidence)
 
 
-def _top_level_nulls(path: str, versions: list[SchemaVersion]) -> int | None:
-    """Null values of a top-level leaf over the versions' files, from footer statistics; None when
-    unknown or nested (a nested leaf's null count also counts its parents' nulls and empty lists)."""
-    total = 0
-    positions: dict[int, int | None] = {}  # per distinct footer schema (by identity: they are shared)
-    for v in versions:
+def _top_level_nulls(versions: dict[str, list[SchemaVersion]]) -> dict[str, int | None]:
+    """Per path, the null values of a top-level leaf over its versions' files, from footer
+    statistics; None when unknown or nested (a nested leaf's null count also counts its parents'
+    nulls and empty lists). One pass over the files: each is built once, whatever the paths."""
+    total: dict[str, int | None] = dict.fromkeys(versions, 0)
+    wanted = values_by_version(versions)
+    columns: dict[int, dict[str, int]] = {}  # per distinct footer schema (shared objects): top-level leaves
+    for v in by_number(versions.values()):
         for f in v.files:  # each file's own columns: a version's files may shred a VARIANT apiece
-            key = id(f.footer)
-            if key not in positions:
-                positions[key] = next(
-                    (i for i, c in enumerate(f.footer.columns) if c.parquet_path == (path,)), None)
-            index = positions[key]
-            if index is None:
-                return None
-            nulls = f.stats[index].null_count
-            if nulls is None:
-                return None
-            total += nulls
+            top = columns.get(id(f.footer))
+            if top is None:
+                top = columns[id(f.footer)] = {}
+                for i, c in enumerate(f.footer.columns):
+                    if len(c.parquet_path) == 1:
+                        top.setdefault(c.path, i)  # the model path: a name holding a dot is quoted
+            for path in wanted[v.number]:
+                so_far, index = total[path], top.get(path)
+                nulls = None if so_far is None or index is None else f.stats[index].null_count
+                total[path] = None if nulls is None or so_far is None else so_far + nulls
     return total
 
 
 def case_only(table: TableRead, _: object = None) -> list[Finding]:
     """Names that differ only in case across versions (within one version they are another
-    problem: Spark refuses duplicate columns)."""
+    problem: Spark refuses duplicate columns). O(versions x nodes)."""
     if len(table.versions) < 2:
         return []
     found = []
     spellings = varying(table.versions, lambda v: ((p.lower(), p) for p, *_ in walk(v.footer.schema)))
     for names in spellings.values():
         vs = by_number(names.values())
-        evidence = [(f"v{v.number}", ", ".join(holding(names, v))) for v in vs]
+        spelt = values_by_version(names)
+        evidence = [(f"v{v.number}", ", ".join(spelt[v.number])) for v in vs]
         found.append(finding(
             FindingCode.CASE_ONLY_NAME_DIFFERENCE,
             f"{' / '.join(sorted(names))} differ only in case: Spark's mergeSchema (caseSensitive=false) "
@@ -129,7 +140,8 @@ def case_only(table: TableRead, _: object = None) -> list[Finding]:
 
 
 def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
-    """Columns of the newest version that older files lack: readers fill them with null/defaults."""
+    """Columns of the newest version that older files lack: readers fill them with null/defaults.
+    O(versions x top-level columns)."""
     versions = table.versions
     if len(versions) < 2:
         return []
@@ -156,7 +168,7 @@ def missing_in_old(table: TableRead, _: object = None) -> list[Finding]:
 def duplicates(table: TableRead, opts: CheckOptions) -> list[Finding]:
     """Columns named twice in one version's footer (exactly, or in case when the readers compare
     names case-insensitively): one finding per column, naming the versions that hold it (the
-    gate's own analysis, so the two agree)."""
+    gate's own analysis, so the two agree). O(versions x nodes)."""
     case_sensitive = opts.options.case_sensitive
     how = "exactly" if case_sensitive else "case-insensitively, as spark.sql.caseSensitive=false compares"
     number = {v.number: v for v in table.versions}

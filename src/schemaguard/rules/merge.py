@@ -30,7 +30,7 @@ never x conflicts). The gate and the audit both ask this one function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeGuard
 
@@ -58,7 +58,7 @@ from schemaguard.model import (
     visit_with_partner,
     walk,
 )
-from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
+from schemaguard.paths import ELEMENT, KEY, VALUE, ancestors, join, parts, segment
 from schemaguard.rules.promotions import DELTA_MERGE_INTO_NO_CAST, DELTA_WIDENING, implicit_cast
 
 # Merges two schemas (left, right, options) into one without the fields they clash on, and the clashes.
@@ -186,17 +186,6 @@ def field_of(path: str) -> str:
     return path.lower()
 
 
-def _ancestors(path: str) -> Iterator[str]:
-    """The paths of the nodes above `path` (`a.b[].c` -> `a`, `a.b`, `a.b[]`): each ends before a
-    separator outside a backticked name."""
-    quoted = False
-    for i, ch in enumerate(path):
-        if ch == "`":
-            quoted = not quoted  # a doubled backtick inside a name flips twice
-        elif not quoted and ch in ".[{" and i:
-            yield path[:i]
-
-
 def _top_level(path: str) -> bool:
     if "`" not in path:  # nothing quoted: any separator goes down a level
         return bool(path) and not ("." in path or "[" in path or "{" in path)
@@ -246,7 +235,7 @@ class _Merge(PartnerVisitor[_Pair, DataType, Field]):
         """Record a clash (the first in its field) and go on; the field is left out of its struct,
         so `kept` stands in only until then."""
         here = field_of(c.path)
-        if here not in self.gone and not any(a in self.gone for a in _ancestors(here)):
+        if here not in self.gone and not any(a in self.gone for a in ancestors(here)):
             self.gone.add(here)  # a clash inside a field already out is gone with it
             self.clashes.append(c)
         return kept
