@@ -160,6 +160,7 @@ class _Siblings:
     old: tuple[Field, ...]
     new: tuple[Field, ...]
     dropped: frozenset[str]  # names of the old fields no new field pairs with
+    old_named: dict[str, Field]  # the first old field of each name
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +169,7 @@ class _Pair:
     reader: Field | None
     how: How | None
     siblings: _Siblings
+    index: int  # the reader field's place among its siblings (pairs come in reader order)
 
 
 class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
@@ -180,15 +182,15 @@ class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
         pairs = self._pairs(writer, reader)
         dropped = frozenset(p.writer.name for p in pairs if p.writer is not None and p.reader is None)
-        siblings = _Siblings(writer, reader, dropped)
-        return [_Pair(p.writer, p.reader, p.how, siblings) for p in pairs]
+        siblings = _Siblings(writer, reader, dropped, {f.name: f for f in reversed(writer)})
+        return [_Pair(p.writer, p.reader, p.how, siblings, i) for i, p in enumerate(pairs)]
 
     def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths,
               type_result: _Ops) -> list[Operation]:
         path = paths.reader
         return [
             *_rename(paths.writer, path, writer, reader, pair.how),
-            *(_id_reuse(path, writer, reader, pair.siblings.old) if pair.how == "id" else []),
+            *(_id_reuse(path, writer, reader, pair.siblings.old_named) if pair.how == "id" else []),
             *type_result.at,
             *_nullability(path, writer.nullable, reader.nullable, "field"),
             *_default_change(path, writer, reader),
@@ -202,7 +204,7 @@ class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
     def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> list[Operation]:
         s = pair.siblings
         return [_added(paths.reader, reader),
-                *_suggested_rename(paths, reader, s.new.index(reader), s.old, s.dropped)]
+                *_suggested_rename(paths, reader, pair.index, s.old, s.dropped)]
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths,
                fields: Sequence[list[Operation]]) -> _Ops:
@@ -268,12 +270,12 @@ def _default_note(f: Field) -> str:
     return f"with default {f.default_json}" if f.default_json is not None else "no default"
 
 
-def _id_reuse(path: str, w: Field, r: Field, old_siblings: tuple[Field, ...]) -> list[Operation]:
+def _id_reuse(path: str, w: Field, r: Field, old_named: dict[str, Field]) -> list[Operation]:
     """Signs that one id was given to another column: id readers would bind its old data."""
     reasons = []
     if w.name != r.name and _unrelated(w.type, r.type):
         reasons.append(f"id {r.id} was {w.name!r}, an unrelated name and type")
-    namesake = next((f for f in old_siblings if f.name == r.name != w.name), None)
+    namesake = old_named.get(r.name) if r.name != w.name else None
     if namesake is not None and namesake.id != r.id:
         reasons.append(f"{r.name!r} was another field (id {namesake.id}), id {r.id} was {w.name!r}")
     if not reasons:
@@ -346,7 +348,8 @@ def _reorder(
         return [Operation(OpKind.REORDER, path, ",".join(before), ",".join(after),
                           "same names at other positions")]
     matched = [(p.writer, p.reader) for p in pairs if p.writer is not None and p.reader is not None]
-    by_old = sorted(matched, key=lambda wr: old.index(wr[0]))
+    place = {id(f): i for i, f in enumerate(old)}  # each old field's own place (a lookup, not a search)
+    by_old = sorted(matched, key=lambda wr: place[id(wr[0])])
     if by_old == matched:
         return []
     return [Operation(OpKind.REORDER, path, ",".join(w.name for w, _ in by_old),
@@ -355,7 +358,8 @@ def _reorder(
 
 def _common_order(old: Sequence[str], new: Sequence[str]) -> tuple[list[str], list[str]]:
     """The items both sides hold, in the old order and in the new order."""
-    return [x for x in old if x in new], [x for x in new if x in old]
+    olds, news = set(old), set(new)
+    return [x for x in old if x in news], [x for x in new if x in olds]
 
 
 # ---------------------------------------------------------------------------------------------
