@@ -780,6 +780,18 @@ def _many_versions(table: Path, versions: int) -> None:
         pq.write_table(_one_row({**columns, f"v{v}": pa.int32()}), table / f"part-{v:04d}.parquet")
 
 
+def _delta_half_replaced(table: Path, columns: int) -> None:
+    """A Delta table (delta-rs) of `columns` columns, then overwritten with half of them dropped and
+    half added: the scan reads the snapshot's file and diffs the log's two schemas."""
+    from deltalake import write_deltalake
+
+    half = columns // 2
+    write_deltalake(str(table), _one_row({f"c{j}": pa.int32() for j in range(columns)}))
+    write_deltalake(str(table), _one_row({**{f"c{j}": pa.int32() for j in range(half, columns)},
+                                          **{f"d{j}": pa.int32() for j in range(half)}}),
+                    mode="overwrite", schema_mode="overwrite")
+
+
 def _one_file_partitions(table: Path, partitions: int) -> None:
     small = pa.table({"id": pa.array([1], pa.int64()), "note": pa.array(["a"])})
     for p in range(partitions):
@@ -797,6 +809,7 @@ def _deep_column(table: Path, depth: int) -> None:
 HOSTILE: tuple[tuple[str, Callable[[Path, int], None], int], ...] = (
     ("every column changes type, 2 files x {n:,} columns", _every_column_changes, 20_000),
     ("half dropped and half added, {n:,} columns", _half_dropped_half_added, 20_000),
+    ("a Delta log dropping half and adding half of {n:,} columns", _delta_half_replaced, 20_000),
     ("{n:,} nested structs 5 deep, every leaf widened", _nested_structs, 1_000),
     ("{n} versions x 500 columns", _many_versions, 200),
     ("{n:,} partitions of one file each", _one_file_partitions, 10_000),

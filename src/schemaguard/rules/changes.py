@@ -175,12 +175,15 @@ class _Pair:
 class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
     def __init__(self, identity: Identity) -> None:
         self.identity = identity
+        # Each struct's pairs, by its two field tuples: made once for its fields, used again for
+        # its REORDER (both tuples live through the walk, so their ids stay theirs).
+        self.matched: dict[tuple[int, int], list[Pair]] = {}
 
     def _pairs(self, old: tuple[Field, ...], new: tuple[Field, ...]) -> list[Pair]:
         return match_fields(old, new, self.identity, aliases=self.identity in ("name", "name-ci"))
 
     def pair_fields(self, writer: tuple[Field, ...], reader: tuple[Field, ...]) -> list[_Pair]:
-        pairs = self._pairs(writer, reader)
+        pairs = self.matched[(id(writer), id(reader))] = self._pairs(writer, reader)
         dropped = frozenset(p.writer.name for p in pairs if p.writer is not None and p.reader is None)
         siblings = _Siblings(writer, reader, dropped, {f.name: f for f in reversed(writer)})
         return [_Pair(p.writer, p.reader, p.how, siblings, i) for i, p in enumerate(pairs)]
@@ -208,7 +211,7 @@ class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths,
                fields: Sequence[list[Operation]]) -> _Ops:
-        pairs = self._pairs(writer.fields, reader.fields)
+        pairs = self.matched.pop((id(writer.fields), id(reader.fields)))  # pair_fields made them
         ops = [op for field_ops in fields for op in field_ops]
         return _Ops([], ops + _reorder(paths.reader, writer.fields, reader.fields, pairs, self.identity))
 
