@@ -318,6 +318,8 @@ MEANING_KEYS = frozenset(("unit", "semantic"))  # docs/design.md "meaning change
 def _metadata_changes(path: str, w: Field, r: Field) -> list[Operation]:
     """Metadata keys in key order, then aliases (as a set, order never counts), then field id; a
     change of `unit` or `semantic` is MEANING_CHANGED: the same values now mean something else."""
+    if w.metadata == r.metadata and w.aliases == r.aliases and w.id == r.id:
+        return []  # the common case, told without building either side's aspects
     old, new = w.meta, r.meta
     aspects = [(k, old.get(k), new.get(k)) for k in sorted(old.keys() | new.keys())]
     aspects.append(("aliases", _listing(sorted(w.aliases)), _listing(sorted(r.aliases))))
