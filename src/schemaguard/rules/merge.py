@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeGuard
+from typing import NamedTuple, TypeGuard
 
 from schemaguard.base import CR, PS, Conflict, Options, Rule
 from schemaguard.formats.notation import describe
@@ -102,12 +102,15 @@ KIND = Rule("merge.kind", "a struct, list, map or primitive does not merge with 
             f"{CR} §4, §5")
 
 
-class _Clash(Exception):
-    """A conflict found while merging one pair of schemas; `merge` records it and goes on."""
+class _Clash(NamedTuple):
+    """A conflict found while merging one pair of schemas; `merge` records it and goes on (a
+    tuple: a table whose every column changed has one per column)."""
 
-    def __init__(self, path: str, left: DataType | None, right: DataType, why: str, rule: Rule) -> None:
-        super().__init__(why)
-        self.path, self.left, self.right, self.why, self.rule = path, left, right, why, rule
+    path: str
+    left: DataType | None
+    right: DataType
+    why: str
+    rule: Rule
 
     def conflict(self, at: int) -> Conflict:
         right = describe(self.right)
