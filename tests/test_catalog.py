@@ -229,7 +229,7 @@ def test_two_writers_at_once_both_land(spark: Any, demo_run: AuditRun, conf: Pat
             time.sleep(0.05)
         return True
 
-    waiting = F.udf(hold, BooleanType())
+    waiting = F.udf(hold, BooleanType(), useArrow=False)  # said: its hints are text here (no inference)
 
     def held(session: Any, schema: Any, rows: list[dict[str, Any]]) -> Any:
         df = frame(session, schema, rows)
