@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from schemaguard.base import SEVERITIES
 from schemaguard.checks.finding import FailLevel, Finding, fails
@@ -52,7 +53,8 @@ class AuditRun:
     findings: tuple[Finding, ...] = ()  # about the run itself (waivers that expired or match nothing)
     phases: Phases = Phases()
 
-    @property
+    # Worked out once a run (it is immutable): every report format and the exit code ask again.
+    @cached_property
     def all_findings(self) -> tuple[Finding, ...]:
         return (*self.findings, *(f for t in self.tables for f in t.findings))
 
@@ -60,7 +62,7 @@ class AuditRun:
         """At or above the fail level, and not acknowledged by a waiver in force on the run's day."""
         return fails(finding, self.fail_level, self.started_at.date())
 
-    @property
+    @cached_property
     def failing(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.all_findings if self.fails(f))
 

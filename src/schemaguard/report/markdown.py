@@ -25,17 +25,19 @@ from schemaguard.report.common import (
 )
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|]|(?<!\w)_|_(?!\w))")
+_SPACES = re.compile(r"\s+")
+_TICKS = re.compile(r"`+")
 
 
 def _md_plain(text: str) -> str:
     """Text outside code: Markdown and HTML punctuation backslash-escaped, one line."""
-    return _MD_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", text))
+    return _MD_SPECIAL.sub(r"\\\1", _SPACES.sub(" ", text))
 
 
 def _md_code(text: str) -> str:
     """A code span for any text (backticks inside get a longer fence); `|` escaped for tables."""
-    text = re.sub(r"\s+", " ", text)
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    text = _SPACES.sub(" ", text)
+    longest = max(map(len, _TICKS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
