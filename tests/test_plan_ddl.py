@@ -106,6 +106,24 @@ def test_names_match_as_spark_matches_them() -> None:
     assert change.new.fields[1].name == "Weight" and str(change.new.fields[1].type) != str(OLD.fields[1].type)
 
 
+def test_a_nested_edit_lands_in_the_struct_its_path_resolves_to() -> None:
+    """Two structs spelt alike but for case, `S` first: `s.x` resolves to `s` (the exact name
+    wins, as Spark resolves it), so the column lands there and `S` is left as it was; deeper
+    paths resolve the same way at each level."""
+    t = {"name": "t", "type": {"struct": [{"name": "b", "type": "int32"}]}}
+    old = loads(json.dumps({"fields": [
+        {"name": "S", "type": {"struct": [{"name": "a", "type": "int32"}]}},
+        {"name": "s", "type": {"struct": [{"name": "a", "type": "int32"}, t]}},
+    ]}))
+    change = apply_ddl(old, "ALTER TABLE orders ADD COLUMNS (s.x STRING, s.t.y INT); "
+                            "ALTER TABLE orders RENAME COLUMN s.a TO a2", "--ddl")
+    assert shape(change.new)[0] == shape(old)[0]  # `S` untouched
+    inner = change.new.fields[1].type
+    assert isinstance(inner, StructType) and [f.name for f in inner.fields] == ["a2", "t", "x"]
+    deep = inner.fields[1].type
+    assert isinstance(deep, StructType) and [f.name for f in deep.fields] == ["b", "y"]
+
+
 def test_types_of_every_kind() -> None:
     ddl = ("ALTER TABLE t ADD COLUMNS (a TINYINT, b SMALLINT, c DECIMAL(12,2), d DECIMAL, e VARCHAR(3), "
            "f TIMESTAMP, g TIMESTAMP_NTZ, h ARRAY<STRUCT<x: INT NOT NULL>>, i MAP<STRING, DOUBLE>, j DATE, "

@@ -27,15 +27,13 @@ from schemaguard.model import (
     PartnerVisitor,
     Paths,
     Schema,
-    SchemaTransform,
     StructType,
     fields_along,
     make_metadata,
-    transform,
     visit_with_partner,
 )
 from schemaguard.names import is_table_name
-from schemaguard.paths import join, join_parts, parent_and_name, segment
+from schemaguard.paths import join, join_parts, parent_and_name, parts, segment
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -182,8 +180,8 @@ def _apply(schema: Schema, action: exp.Expression, renames: list[tuple[str, str]
         old_path, new_name = column_path(action.this), action.args["to"].name
         parent, name = parent_and_name(old_path)
         renames.append((_spelled(schema, old_path), join(parent, new_name)))
-        return "rename-column", _edit(schema, parent, lambda fs: tuple(
-            replace(f, name=new_name) if f is _find(fs, name, old_path) else f for f in fs))
+        return "rename-column", _edit(schema, parent, _one_changed(name, old_path,
+                                                                   lambda f: replace(f, name=new_name)))
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
         for column in action.expressions:
             schema = _add(schema, column)
@@ -256,8 +254,7 @@ def _alter_column(schema: Schema, action: exp.AlterColumn,
         renames.append((_spelled(schema, path), join(parent, rename_to.name)))
     kind = ("set-not-null" if allow_null is False else "drop-not-null" if allow_null else
             "rename-column" if dtype is None else "alter-type")
-    return kind, _edit(schema, parent, lambda fs: tuple(change(f) if f is _find(fs, name, path) else f
-                                                         for f in fs))
+    return kind, _edit(schema, parent, _one_changed(name, path, change))
 
 
 def _add(schema: Schema, column: exp.ColumnDef) -> Schema:
@@ -321,6 +318,16 @@ def _find(fields: Sequence[Field], name: str, path: str) -> Field:
     return found[0]
 
 
+def _one_changed(name: str, path: str, change: Callable[[Field], Field]
+                 ) -> Callable[[tuple[Field, ...]], tuple[Field, ...]]:
+    """An edit of a struct's fields: the one `name` resolves to, changed (looked for once)."""
+    def edit(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+        target = _find(fields, name, path)
+        return tuple(change(f) if f is target else f for f in fields)
+
+    return edit
+
+
 def _spelled(schema: Schema, path: str) -> str:
     """`path` as the schema spells it (DDL matches case-insensitively)."""
     along = fields_along(schema, path, lambda fields, name: _find(fields, name, path))
@@ -372,27 +379,24 @@ class _Replace(PartnerVisitor[_Pair, DataType, Field | None]):
         return reader
 
 
-class _StructEdit(SchemaTransform):
-    """Rewrite the fields of the struct at one path (the top level is "")."""
-
-    def __init__(self, at: str, edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> None:
-        self.at, self.edit, self.done = at.lower(), edit, False
-
-    def struct(self, t: StructType, path: str, fields: Sequence[Field]) -> StructType:
-        if path.lower() == self.at and not self.done:
-            self.done = True
-            return StructType(self.edit(tuple(fields)))
-        return StructType(tuple(fields))
-
-
 def _edit(schema: Schema, parent: str, edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> Schema:
-    if parent:
-        _spelled(schema, parent)  # the struct must exist: a clear error, not a silent no-op
-    editor = _StructEdit(parent, edit)
-    edited = transform(schema, editor)
-    if not editor.done:
-        raise _NoSuchColumn(f"{parent} is not a struct column")
-    return edited
+    """The schema with the fields of the struct at `parent` (the top level is "") rewritten by
+    `edit`, each name on the way resolved as `_find` resolves it: only that struct and the fields
+    above it are rebuilt (a statement of a thousand actions on a wide table is a thousand small
+    edits, not a thousand walks)."""
+    if not parent:
+        return replace(schema, fields=edit(schema.fields))
+    return replace(schema, fields=_edited(schema.fields, parts(parent), parent, edit))
+
+
+def _edited(fields: tuple[Field, ...], names: Sequence[str], parent: str,
+            edit: Callable[[tuple[Field, ...]], tuple[Field, ...]]) -> tuple[Field, ...]:
+    f = _find(fields, names[0], parent)
+    if not isinstance(f.type, StructType):  # the struct must exist: a clear error, not a silent no-op
+        raise _NoSuchColumn(f"{parent} is not a struct column" if len(names) == 1 else f"no column {parent}")
+    inner = edit(f.type.fields) if len(names) == 1 else _edited(f.type.fields, names[1:], parent, edit)
+    changed = replace(f, type=StructType(inner))
+    return tuple(changed if g is f else g for g in fields)
 
 
 def _same_table(named: exp.Table, table: str) -> bool:
