@@ -123,6 +123,26 @@ def test_scan_reports_what_spark_skips(scan_json: dict[str, Any]) -> None:
 # scan, text output
 
 
+def test_scan_text_shows_a_sample_of_many_column_changes_and_says_how_many_more(tmp_path: Path) -> None:
+    """500 columns turned from int32 to int64: the text's table shows SHOWN_CHANGES of the changes
+    and says how many it left out; every finding is still its own line, and the JSON has all."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemaguard.report.scan import SHOWN_CHANGES
+
+    table = tmp_path / "t"
+    table.mkdir()
+    for i, t in enumerate((pa.int32(), pa.int64())):
+        pq.write_table(pa.table({f"c{j}": pa.array([1], t) for j in range(500)}), table / f"p{i}.parquet")
+    out = run("scan", str(table)).stdout
+    assert f"... and {500 - SHOWN_CHANGES:,} more column change(s) between versions" in out
+    assert sum(1 for line in out.splitlines() if "v1->v2" in line) == SHOWN_CHANGES
+    assert sum(1 for line in out.splitlines() if line.startswith("WARNING LOGICAL_TYPE_DRIFT")) == 500
+    doc = json.loads(run("scan", str(table), "--format", "json").stdout)
+    assert len(doc["versions"][1]["changes_from_previous"]) == 500
+
+
 def test_scan_text_shows_the_versions(lake: Path, scan_json: dict[str, Any]) -> None:
     done = run("scan", str(lake / "orders"))  # piped, as in a CI log: not a terminal
     assert done.returncode == 0, done.stderr

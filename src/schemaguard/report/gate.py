@@ -12,7 +12,14 @@ from schemaguard.checks.finding import SAMPLE
 from schemaguard.checks.gate import GateReport, Side
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.report.console import console as terminal
-from schemaguard.report.rules_output import count, finding_line, merged_table, print_line, rule_json
+from schemaguard.report.rules_output import (
+    count,
+    finding_line,
+    merged_table,
+    print_line,
+    print_lines,
+    rule_json,
+)
 from schemaguard.report.scan import unreadable_table
 
 # ---------------------------------------------------------------------------------------------
@@ -100,12 +107,14 @@ def gate_text(report: GateReport, console: Console | None = None) -> None:
     if report.merged is not None:
         print_line(out, Text('Schema with spark.read.option("mergeSchema", "true"):'))
         out.print(merged_table(report.merged))
+    lines = []
     for c in report.conflicts:
-        print_line(out, finding_line("conflict", c.path, c.message, c.rule, ""))
+        lines.append(finding_line("conflict", c.path, c.message, c.rule, ""))
         for label, side in (("left", c.left), ("right", c.right)):
             if side.count:
                 where = _where(side.versions, side.count, side.files)
-                print_line(out, Text(f"         {label}: {side.type} in {where}", style="dim"))
+                lines.append(Text(f"         {label}: {side.type} in {where}", style="dim"))
+    print_lines(out, lines)
 
     w = report.without_merge
     source = "" if w.version is None else f" (v{w.version})"
@@ -117,17 +126,17 @@ def gate_text(report: GateReport, console: Console | None = None) -> None:
     else:
         print_line(out, Text(f"Without mergeSchema Spark takes the schema of {w.from_file}{source}: "
                              f"{count(len(w.schema.fields), 'column')}"))
-    for lost in w.lost_columns:
-        where = _where(lost.versions, lost.count, lost.files)
-        print_line(out, _line("lost", "yellow", lost.path, f"{lost.type} in {where}: silently not read"))
+    lines = [_line("lost", "yellow", lost.path,
+                   f"{lost.type} in {_where(lost.versions, lost.count, lost.files)}: silently not read")
+             for lost in w.lost_columns]
     for r in w.relabelled_columns:
         others = "; ".join(f"v{v.version}: {v.type}" for v in r.versions if v.type != r.type)
-        print_line(out, _line("relabelled", "yellow", r.path, f"read as {r.type}; {others}"))
-
+        lines.append(_line("relabelled", "yellow", r.path, f"read as {r.type}; {others}"))
     for f in report.read_failures:
         schema = "the merged schema" if f.schema == "merged" else "the schema without merge"
         line = finding_line("error", f.path, f.message, f.rule, "")
-        print_line(out, line.append(f"  reading v{f.version} with {schema} ({_where((), f.count, f.files)})"))
+        lines.append(line.append(f"  reading v{f.version} with {schema} ({_where((), f.count, f.files)})"))
+    print_lines(out, lines)
 
     if report.unreadable:
         out.print(unreadable_table("Unreadable files (a mergeSchema read fails on each)", report.unreadable))

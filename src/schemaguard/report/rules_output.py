@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -101,9 +102,20 @@ def print_line(out: Console, text: Text) -> None:
     out.print(text, soft_wrap=True)  # one finding per line, whatever the width: greppable
 
 
+def print_lines(out: Console, lines: Sequence[Text]) -> None:
+    """Lines as `print_line` prints them, in one call: a print costs rich about 70 us, and a table
+    of 20,000 changed columns has 60,000 lines to say."""
+    if lines:
+        out.print(Text("\n").join(lines), soft_wrap=True)
+
+
+_AFTER_PATH = re.compile(r"(?::| is)?\s+")  # what separates a message's leading `path` from the rest
+
+
 def _detail(message: str, path: str) -> str:
     """The message without its leading `path`: the line already starts with the path."""
-    m = re.match(rf"`{re.escape(path)}`(?::| is)?\s+", message)
+    head = f"`{path}`"
+    m = _AFTER_PATH.match(message, len(head)) if message.startswith(head) else None
     return message[m.end():] if m else message
 
 

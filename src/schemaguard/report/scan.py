@@ -119,11 +119,15 @@ def _column_json(c: Any) -> dict[str, Any]:
     }
 
 
+SHOWN_CHANGES = 200  # rows of the text's column changes table; the JSON has every one
+
+
 def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Console | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
     from schemaguard.report.console import console as terminal
+    from schemaguard.report.rules_output import print_lines
 
     out = console or terminal()
     table, counts = summary.table, summary.counts
@@ -157,22 +161,26 @@ def scan_text(summary: TableSummary, findings: Sequence[Finding], console: Conso
     changes = Table(title="Columns that change between versions", title_justify="left")
     for col in ("versions", "column", "before", "after"):
         changes.add_column(col)
-    for prev, cur in zip(summary.versions, summary.versions[1:], strict=False):
-        for c in cur.changes:
-            changes.add_row(f"v{prev.version.number}->v{cur.version.number}", c.path, c.before or "(absent)",
-                            c.after or "(absent)")
+    rows = ((f"v{prev.version.number}->v{cur.version.number}", c.path, c.before or "(absent)",
+             c.after or "(absent)")
+            for prev, cur in zip(summary.versions, summary.versions[1:], strict=False) for c in cur.changes)
+    for row in islice(rows, SHOWN_CHANGES):
+        changes.add_row(*row)
     if changes.row_count:
         out.print(changes)
+    if more := sum(1 for _ in rows):  # what the table leaves out (a terminal is no place for 20,000 rows)
+        out.print(f"... and {more:,} more column change(s) between versions: --format json lists every one")
     if table.scan.unreadable:
         out.print(unreadable_table("Unreadable files", table.scan.unreadable))
     colour = {"error": "red", "warning": "yellow", "info": "cyan"}
+    lines = []
     for f in findings:
         if f.code != FindingCode.UNREADABLE_FILE:  # those are in the table above
             where = f" in v{', v'.join(map(str, f.versions))}" if f.versions else ""
             example = f", e.g. {f.files[0]}" if f.files else ""
-            out.print(Text.assemble((f"{f.severity.upper()} {f.code}", colour[f.severity]),
-                                    f" {f.message} ({f.count} file(s){where}{example})"),
-                      soft_wrap=True)
+            lines.append(Text.assemble((f"{f.severity.upper()} {f.code}", colour[f.severity]),
+                                       f" {f.message} ({f.count} file(s){where}{example})"))
+    print_lines(out, lines)
     if table.listing.ignored:
         why = Counter(i.why for i in table.listing.ignored)
         out.print("Ignored (not data to Spark): " + "; ".join(f"{n} x {w}" for w, n in why.items()))
