@@ -9,7 +9,7 @@ decoder built, and `elements.py` asks `stat_kind` once per distinct leaf spellin
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from itertools import repeat
 from struct import Struct
 from typing import Any
 
@@ -41,13 +41,18 @@ def _fixed(width: int, decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]
     return lambda raw: decode(raw) if len(raw) == width else None
 
 
+def _little(width: int, signed: bool) -> Callable[[bytes], int | None]:
+    """A little-endian integer of exactly `width` bytes (one call a bound: the ints are most)."""
+    return lambda raw: int.from_bytes(raw, "little", signed=signed) if len(raw) == width else None
+
+
 _F32, _F64 = Struct("<f").unpack, Struct("<d").unpack
 # How each stat kind's min/max bytes decode (see stat_kind), one function per kind.
 _DECODE_STAT: dict[str, Callable[[bytes], Any]] = {
-    "i32": _fixed(4, partial(int.from_bytes, byteorder="little", signed=True)),
-    "i64": _fixed(8, partial(int.from_bytes, byteorder="little", signed=True)),
-    "u32": _fixed(4, partial(int.from_bytes, byteorder="little")),
-    "u64": _fixed(8, partial(int.from_bytes, byteorder="little")),
+    "i32": _little(4, signed=True),
+    "i64": _little(8, signed=True),
+    "u32": _little(4, signed=False),
+    "u64": _little(8, signed=False),
     "f32": _fixed(4, lambda raw: _nan_free(_F32(raw)[0])),
     "f64": _fixed(8, lambda raw: _nan_free(_F64(raw)[0])),
     "bool": _fixed(1, lambda raw: raw != b"\x00"),
@@ -72,11 +77,10 @@ def statistics(groups: list[Any], footer: FooterSchema) -> tuple[tuple[LeafStats
         rows = group.get(3)
         if not isinstance(rows, int) or rows < 0:
             raise corrupt(f"row group {index} claims {rows} rows")
-        stats = [_chunk_stats(chunk, kind, j, encrypted)
-                 for j, (chunk, kind) in enumerate(zip(chunks, kinds, strict=True))]
+        stats = list(map(_chunk_stats, chunks, kinds, range(len(kinds)), repeat(encrypted)))
         combined = stats if combined is None else list(map(_combine, combined, stats))
     assert combined is not None
-    paths = tuple(dict.fromkeys(footer.columns[j].path for j in sorted(encrypted)))
+    paths = tuple(dict.fromkeys(footer.columns[j].path for j in sorted(encrypted))) if encrypted else ()
     return tuple(combined), paths
 
 
