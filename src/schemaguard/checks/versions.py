@@ -115,8 +115,9 @@ def _top_level_nulls(versions: dict[str, list[SchemaVersion]]) -> dict[str, int 
                         top.setdefault(c.path, i)  # the model path: a name holding a dot is quoted
             for path in wanted[v.number]:
                 so_far, index = total[path], top.get(path)
-                nulls = None if so_far is None or index is None else f.stats[index].null_count
-                total[path] = None if nulls is None or so_far is None else so_far + nulls
+                if so_far is not None:  # once unknown, a path stays unknown
+                    nulls = None if index is None else f.stats[index].null_count
+                    total[path] = None if nulls is None else so_far + nulls
     return total
 
 
