@@ -4,7 +4,7 @@ disagree. The order is the order findings are listed in.
 
 Stage `checks` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report).
-May import: errors, names, paths, model, base, formats, lake, rules.
+May import: errors, acyclic, names, paths, model, base, formats, lake, rules.
 Must not: read data (that is `proofs/`), or format output (`report/`).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from schemaguard.acyclic import acyclic
 from schemaguard.checks.compat import CheckOptions, compatibility
 from schemaguard.checks.delta import delta_unknown_columns
 from schemaguard.checks.field_ids import field_id_changes, field_id_reuse
@@ -56,6 +57,7 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+@acyclic()
 def run_checks(table: TableRead, options: CheckOptions | None = None) -> list[Finding]:
     """Every check's findings about one table, in `CHECKS` order."""
     opts = options or CheckOptions()

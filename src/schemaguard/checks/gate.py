@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from schemaguard.acyclic import acyclic
 from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, errors
 from schemaguard.checks.finding import Finding, FindingCode, Involvement, finding
 from schemaguard.formats.notation import describe
@@ -217,6 +218,7 @@ def _sources(ordered: list[SchemaVersion], summaries: dict[str, list[tuple[str, 
             *(_Source(None, 1, (rel,), schema) for name in SUMMARY_FILES for rel, schema in summaries[name])]
 
 
+@acyclic()
 def evaluate_gate(table: TableRead, allow_quiet: bool = False) -> GateReport:
     """The gate's verdict from what was read of a table: its listing, footers, summary files and
     versions. Spark is not needed. Quiet breaks fail reads unless `allow_quiet`."""

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
+from schemaguard.acyclic import acyclic
 from schemaguard.formats.delta import BOOKKEEPING, MAPPING_MODE_KEY, DeltaSchemaVersion
 from schemaguard.lake.delta import files_per_schema
 from schemaguard.lake.discover import partition_dir as partition_dir  # for the catalog's rows
@@ -77,6 +78,7 @@ class TableSummary:
     log_schema_of: dict[str, int] = field(default_factory=dict)  # file rel -> its LogVersion.version
 
 
+@acyclic()
 def summarize(name: str, table: TableRead) -> TableSummary:
     versions = table.versions
     date_col = date_partition_column(table.scan.footers.partition_values())

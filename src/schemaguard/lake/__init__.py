@@ -3,7 +3,7 @@ plan -> report): a table read as its readers read it. A Parquet folder through i
 and Iceberg tables through their logs; footers read (in worker processes, or as a Spark job) and
 grouped into schema versions in the order their files were committed.
 
-May import: errors, names, paths, model, base, formats.
+May import: errors, acyclic, names, paths, model, base, formats.
 Must not: judge compatibility (`rules/`) or raise findings (`checks/`), or write anywhere but its
 own cache.
 """

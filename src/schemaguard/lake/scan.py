@@ -15,7 +15,6 @@ read READ_SECONDS: a read that takes longer is that file's finding.
 from __future__ import annotations
 
 import faulthandler
-import gc
 import itertools
 import multiprocessing
 import os
@@ -31,6 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from schemaguard.acyclic import acyclic
 from schemaguard.errors import first_line
 from schemaguard.formats.parquet import FileFooter, Packed, UnreadableFile, encode_stats, pack, read_footer
 from schemaguard.lake.discover import REMOTE_THREADS, Lister, Listing, Subtree, list_subtrees
@@ -81,16 +81,13 @@ def scan(listing: Listing, progress: Progress | None = None, workers: int | None
     # No cyclic garbage collection while footers are built and sent (the workers inherit this):
     # footers hold no cycles, and collections triggered by their many small objects cost a
     # fifth of a wide footer's read.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        sink = _Sink(files)
-        _read_ranges(ranges, n_workers, progress, sink)
-        return ScanResult(sink.footers, tuple(sink.unreadable))
+        with acyclic():
+            sink = _Sink(files)
+            _read_ranges(ranges, n_workers, progress, sink)
+            return ScanResult(sink.footers, tuple(sink.unreadable))
     finally:
         _INHERITED = ()
-        if collecting:
-            gc.enable()
 
 
 class _Sink:

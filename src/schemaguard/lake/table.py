@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from schemaguard.acyclic import acyclic
 from schemaguard.errors import UsageError
 from schemaguard.formats.delta import DeltaLog
 from schemaguard.formats.parquet import FileFooter, UnreadableFile, read_footer
@@ -125,6 +126,7 @@ def locate(location: str, how: ReadOptions = ReadOptions(),
     return table.metadata.location, replace(how, format_hint="iceberg", metadata=table.metadata_location)
 
 
+@acyclic()
 def read_listing(listing: Listing, progress: Callable[[int], None] | None = None,
                  spark: SparkSession | None = None, location: str | None = None,
                  workers: int | None = None, how: ReadOptions = ReadOptions(),

@@ -8,7 +8,7 @@ with Great Expectations (`gx_spark.py`). `run.py` puts the two together over a s
 
 Stage `proofs` (sources -> lake -> formats -> history -> rules -> checks -> proofs -> plan ->
 report).
-May import: errors, names, paths, model, base, formats, lake, rules, checks.
+May import: errors, acyclic, names, paths, model, base, formats, lake, rules, checks.
 Must not: write into the tables it reads, or leave a caller's Spark session changed.
 """
 

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from schemaguard.acyclic import acyclic
 from schemaguard.checks.finding import SAMPLE
 from schemaguard.checks.gate import GateReport, Side
 from schemaguard.formats.notation import schema_to_notation
@@ -31,6 +32,7 @@ def _side_json(side: Side) -> dict[str, Any]:
             "files": list(side.files)}
 
 
+@acyclic()
 def gate_json(report: GateReport) -> dict[str, Any]:
     w = report.without_merge
     return {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from schemaguard.acyclic import acyclic
 from schemaguard.checks.finding import SAMPLE, Finding, finding_doc
 from schemaguard.formats.notation import schema_to_notation
 from schemaguard.proofs.audit_run import AuditRun
@@ -25,6 +26,7 @@ def finding_json(run: AuditRun, f: Finding) -> dict[str, Any]:
     return {**finding_doc(f), "waiver": waiver, "fails": run.fails(f)}
 
 
+@acyclic()
 def to_json(run: AuditRun) -> dict[str, Any]:
     return {
         "run_id": run.run_id,

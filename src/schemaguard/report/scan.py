@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from schemaguard.acyclic import acyclic
 from schemaguard.checks.finding import Finding, FindingCode, finding_doc
 from schemaguard.checks.summary import TableSummary
 from schemaguard.formats.notation import schema_to_notation
@@ -38,6 +39,7 @@ def progress(total: int, enabled: bool, label: str = "") -> Iterator[Callable[[i
         yield lambda n: bar.advance(task, n)
 
 
+@acyclic()
 def scan_json(summary: TableSummary, findings: Sequence[Finding], max_files: int) -> dict[str, Any]:
     """The scan's JSON document (docs/design.md), also each table's `scan` in the audit's JSON report."""
     table, c = summary.table, summary.counts
