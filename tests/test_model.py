@@ -41,6 +41,7 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     canonical_json,
+    child_nodes,
     fields_along,
     fields_of,
     leaves,
@@ -50,7 +51,7 @@ from schemaguard.model import (
     walk,
 )
 from schemaguard.names import Identity
-from schemaguard.paths import join_parts
+from schemaguard.paths import ancestors, join_parts
 from tests.strategies import PROPERTY, schemas
 
 ALL: tuple[Identity, ...] = ("position", "name", "name-ci", "id")
@@ -309,6 +310,22 @@ def test_the_walk_kept_on_a_schema_is_the_walk_of_it_and_never_travels_with_it(s
     assert list(walk(fresh)) == nodes and fields_of(fresh) == named
     assert [p for p, _ in named] == [p for p, t, _ in nodes if p in dict(named)]  # fields: the named nodes
     assert {p: f.type for p, f in named}.items() <= {p: t for p, t, _ in nodes}.items()
+
+
+@given(schemas())
+def test_the_ancestors_of_a_path_are_the_nodes_above_it(schema: Schema) -> None:
+    """`ancestors` reads them back from the path alone, names holding dots, brackets or backticks
+    included: each is the path of a node the walk passes on the way down, top first."""
+    above: dict[str, list[str]] = {}
+
+    def down(path: str, t: DataType, over: list[str]) -> None:
+        above[path] = over
+        for suffix, child, _ in child_nodes(t):
+            down(path + suffix, child, [*over, path])
+
+    for f in schema.fields:
+        down(join_parts([f.name]), f.type, [])
+    assert {p: list(ancestors(p)) for p, _, _ in walk(schema)} == above
 
 
 def test_the_fields_along_a_path_keep_a_name_holding_a_dot_apart_from_a_struct() -> None:

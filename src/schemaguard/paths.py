@@ -40,6 +40,7 @@ def join_parts(names: Sequence[str]) -> str:
     return path
 
 
+_SEPARATOR = re.compile(r"[.\[{]")
 _SEGMENT = re.compile(r"`((?:[^`]|``)*)`|([^.`\[\]{}]+)")
 
 
@@ -64,6 +65,9 @@ def parts(path: str) -> tuple[str, ...]:
 def ancestors(path: str) -> Iterator[str]:
     """The paths of the nodes above `path` (`a.b[].c` -> `a`, `a.b`, `a.b[]`): each ends before a
     separator outside a backticked name."""
+    if "`" not in path:  # nothing quoted (most paths): every separator ends an ancestor
+        yield from (path[:m.start()] for m in _SEPARATOR.finditer(path, 1))
+        return
     quoted = False
     for i, ch in enumerate(path):
         if ch == "`":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from itertools import chain, islice
+from operator import attrgetter
 from typing import Any, Literal
 
 from schemaguard.base import SEVERITIES, Severity
@@ -228,6 +229,9 @@ class Involved:
     partition_count: int
 
 
+_NUMBER = attrgetter("number")
+
+
 def involved(versions: Iterable[SchemaVersion]) -> Involved:
     """What some versions cover: their files and their partition directories. Linear in the
     versions and their partitions, never in their files: only the sampled files are listed (one
@@ -247,7 +251,7 @@ class Involvement:
         self._seen: dict[tuple[int, ...], Involved] = {}
 
     def __call__(self, versions: Sequence[SchemaVersion]) -> Involved:
-        key = tuple(v.number for v in versions)
+        key = tuple(map(_NUMBER, versions))
         found = self._seen.get(key)
         if found is None:
             found = self._seen[key] = involved(versions)
@@ -277,7 +281,7 @@ def finding(code: FindingCode, message: str, versions: Sequence[SchemaVersion], 
     the code's row in `CODES`."""
     inv = of(versions)
     return Finding(code, severity or CODES[code].severity, message, inv.count, inv.files, path,
-                   tuple(v.number for v in versions), rule if rule is not None else cited(code),
+                   tuple(map(_NUMBER, versions)), rule if rule is not None else cited(code),
                    subject=subject, partitions=inv.partitions, partition_count=inv.partition_count,
                    evidence=tuple(evidence))
 

@@ -95,6 +95,9 @@ _GEO = re.compile(r"(geometry|geography)(?:\((.*)\))?", re.DOTALL)
 
 def type_name(t: PrimitiveType) -> str:
     """The notation spelling of a primitive type (`decimal(12,2)`, `timestamp_us_utc`, ...)."""
+    name = _NAMES.get(t)  # the types without parameters first: most columns are one of them
+    if name is not None:
+        return name
     if isinstance(t, DecimalType):
         return f"decimal({t.precision},{t.scale})"
     if isinstance(t, FixedType):
@@ -107,10 +110,7 @@ def type_name(t: PrimitiveType) -> str:
         if t.crs is None and t.algorithm is None:
             return "geography"
         return f"geography({json.dumps(t.crs)}, {json.dumps(t.algorithm)})"
-    name = _NAMES.get(t)
-    if name is None:
-        raise NotationError(f"no notation for type {t!r}")
-    return name
+    raise NotationError(f"no notation for type {t!r}")
 
 
 def parse_primitive(text: str, where: str = "type") -> PrimitiveType:

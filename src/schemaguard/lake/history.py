@@ -200,7 +200,8 @@ def _layout(c: ParquetColumn) -> str:
 def column_changes(before: FooterSchema, after: FooterSchema) -> list[ColumnChange]:
     """Leaves that appear, disappear or change (type, nullability or layout) between versions."""
     a, b = leaf_signature(before), leaf_signature(after)
-    changes = [ColumnChange(p, a.get(p), b.get(p)) for p in {**a, **b} if a.get(p) != b.get(p)]
+    changed = {p for p, _ in a.items() ^ b.items()}  # set operations in C: most leaves agree
+    changes = [ColumnChange(p, a.get(p), b.get(p)) for p in {**a, **b} if p in changed] if changed else []
     if before.spark_schema_json != after.spark_schema_json and not changes:
         changes.append(ColumnChange("(Spark footer schema)", "differs", "differs"))
     return changes
