@@ -50,3 +50,31 @@ def test_a_scan_and_a_gate_leave_the_callers_collector_as_it_was(collector: None
     assert scanned.to_dict()["counts"]["versions"] == 4
     sg.gate(str(lake / "orders"))
     assert (gc.isenabled(), gc.get_threshold()) == (True, (700, 10, 10))
+
+
+def test_in_the_command_lines_process_what_a_stage_leaves_is_frozen(collector: None,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only where the command line asked (its own process): objects alive as a stage ends are out of
+    the collector's sight, and refcounting still frees them."""
+    import weakref
+
+    from schemaguard import acyclic as module
+
+    class Kept:
+        pass
+
+    monkeypatch.setattr(module, "_freezing", False)  # as in a caller's process (tests may run the CLI here)
+    gc.unfreeze()
+    with acyclic():
+        kept = Kept()
+    assert gc.get_freeze_count() == 0  # nothing frozen
+    monkeypatch.setattr(module, "_freezing", True)
+    try:
+        with acyclic():
+            kept = Kept()
+        assert gc.get_freeze_count() > 0
+        gone = weakref.ref(kept)
+        del kept
+        assert gone() is None
+    finally:
+        gc.unfreeze()

@@ -20,6 +20,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
+from schemaguard.acyclic import freeze_after_stages
 from schemaguard.cli_input import (
     AllowQuietOption,
     CaseSensitiveOption,
@@ -577,12 +578,14 @@ def findings(
 # builds hundreds of thousands of acyclic objects (nodes, paths, findings) that refcounting frees;
 # at Python's default threshold (700) the cyclic collector walked them all again and again: 30% of
 # a scan of 2 files x 20,000 changed columns (2.9 -> 2.1 s), 10% of 200 versions x 500 columns,
-# with the same peak memory (measured: docs/benchmarks.md).
+# with the same peak memory (measured: docs/benchmarks.md). The stages that build them pause it
+# (schemaguard/acyclic.py), and here, in a process of its own, also freeze what each leaves behind.
 GC_THRESHOLD = (50_000, 20, 20)
 
 
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLD)
+    freeze_after_stages()
     try:
         code = app(standalone_mode=False)
     except ClickUsageError as e:  # a wrong option or argument: one line, as for any bad input
