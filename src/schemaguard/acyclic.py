@@ -6,9 +6,11 @@ reference counting frees them all; the cyclic collector, left on, walks them aga
 they pile up: even at the command line's raised threshold, a fifth of the analysis of 2 files x
 20,000 changed columns and of 200 versions x 500 columns (docs/benchmarks.md). Paused, not
 switched off: a caller's setting (a notebook's, a job's) is back as it was when the stage ends,
-and whatever cycles a library made meanwhile are collected then. The command line, which owns its
-process, also has each stage's objects frozen out of the collector's sight as the stage ends
-(`freeze_after_stages`): a tenth of those two scans again (docs/benchmarks.md).
+and whatever cycles a library made meanwhile are collected then. The command line's `scan` and
+`gate` (one table read and reported in a process of their own, no data proofs, whose Great
+Expectations cycles a freeze would keep) also have each stage's objects frozen out of the
+collector's sight as the stage ends (`freeze_after_stages`): a tenth of those two scans again
+(docs/benchmarks.md).
 
 May import: nothing of the package.
 """

@@ -102,6 +102,7 @@ def scan(
     logical name."""
     from schemaguard import api
 
+    freeze_after_stages()
     result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
                       timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
                       catalog_uri=catalog_uri, max_files=max_files, progress=bars(output))
@@ -239,6 +240,7 @@ def gate(
     columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
     from schemaguard import api
 
+    freeze_after_stages()
     result = api.gate(path, allow_quiet=allow_quiet, progress=bars(output))
     show_gate(result, output)
     raise typer.Exit(result.exit_code)
@@ -574,18 +576,15 @@ def findings(
         show_findings(rows)
 
 
-# The command line's own process (never a caller's: the API leaves their collector alone). A scan
-# builds hundreds of thousands of acyclic objects (nodes, paths, findings) that refcounting frees;
-# at Python's default threshold (700) the cyclic collector walked them all again and again: 30% of
-# a scan of 2 files x 20,000 changed columns (2.9 -> 2.1 s), 10% of 200 versions x 500 columns,
-# with the same peak memory (measured: docs/benchmarks.md). The stages that build them pause it
-# (schemaguard/acyclic.py), and here, in a process of its own, also freeze what each leaves behind.
+# The command line's own process (never a caller's). Its stages' acyclic objects (nodes, findings)
+# were walked by the cyclic collector again and again at Python's threshold (700): 30% of a scan of
+# 2 x 20,000 changed columns. The stages pause it (acyclic.py); `scan` and `gate` (no data proofs,
+# whose Great Expectations cycles a freeze would keep) freeze what each stage leaves.
 GC_THRESHOLD = (50_000, 20, 20)
 
 
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLD)
-    freeze_after_stages()
     try:
         code = app(standalone_mode=False)
     except ClickUsageError as e:  # a wrong option or argument: one line, as for any bad input
