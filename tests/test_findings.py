@@ -5,6 +5,7 @@ and Spark-written footers checked to agree with themselves."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -430,6 +431,28 @@ def test_many_files_one_drift(tmp_path: Path) -> None:
     assert drift.partitions == tuple(f"dt=2024-01-{d:02d}" for d in range(1, SAMPLE + 1))
     assert drift.evidence == (("v1", "timestamp_ms_utc [INT64 TIMESTAMP(MILLIS,utc)]"),
                               ("v2", "timestamp_us_utc [INT64 TIMESTAMP(MICROS,utc)]"))
+
+
+def test_columns_drifting_alike_and_apart_each_say_their_own(tmp_path: Path) -> None:
+    """Drifts spelt once per distinct drift: columns that drift alike share the words about their
+    versions, a column drifting otherwise (other layouts, other versions) has its own."""
+    table = tmp_path / "t"
+    table.mkdir()
+    for i, (a, c) in enumerate([(pa.int32(), pa.float32()), (pa.int64(), pa.float32()),
+                                (pa.int64(), pa.float64())]):
+        batch = pa.table({"a": pa.array([1], a), "b": pa.array([1], a), "c": pa.array([1], c)})
+        pq.write_table(batch, table / f"part-{i}.parquet")
+        os.utime(table / f"part-{i}.parquet", (1_700_000_000 + i, 1_700_000_000 + i))
+    drift = {f.path: f for f in findings_of(table) if f.code == FindingCode.LOGICAL_TYPE_DRIFT}
+    said = "is stored differently across versions:"
+    assert set(drift) == {"a", "b", "c"}
+    for column in ("a", "b"):
+        assert drift[column].message == f"`{column}` {said} v1: int32 [INT32]; v2,v3: int64 [INT64]"
+        assert (drift[column].versions, drift[column].evidence) == (
+            (1, 2, 3), (("v1", "int32 [INT32]"), ("v2", "int64 [INT64]"), ("v3", "int64 [INT64]")))
+    assert drift["c"].message == f"`c` {said} v1,v2: float [FLOAT]; v3: double [DOUBLE]"
+    assert drift["c"].evidence == (("v1", "float [FLOAT]"), ("v2", "float [FLOAT]"),
+                                   ("v3", "double [DOUBLE]"))
 
 
 def _mkdir(path: Path) -> Path:

@@ -232,6 +232,11 @@ class Involved:
 _NUMBER = attrgetter("number")
 
 
+def numbers(versions: Iterable[SchemaVersion]) -> tuple[int, ...]:
+    """The versions' numbers, in their order (a C loop: it runs once per finding)."""
+    return tuple(map(_NUMBER, versions))
+
+
 def involved(versions: Iterable[SchemaVersion]) -> Involved:
     """What some versions cover: their files and their partition directories. Linear in the
     versions and their partitions, never in their files: only the sampled files are listed (one
@@ -251,7 +256,7 @@ class Involvement:
         self._seen: dict[tuple[int, ...], Involved] = {}
 
     def __call__(self, versions: Sequence[SchemaVersion]) -> Involved:
-        key = tuple(map(_NUMBER, versions))
+        key = numbers(versions)
         found = self._seen.get(key)
         if found is None:
             found = self._seen[key] = involved(versions)
@@ -281,7 +286,7 @@ def finding(code: FindingCode, message: str, versions: Sequence[SchemaVersion], 
     the code's row in `CODES`."""
     inv = of(versions)
     return Finding(code, severity or CODES[code].severity, message, inv.count, inv.files, path,
-                   tuple(map(_NUMBER, versions)), rule if rule is not None else cited(code),
+                   numbers(versions), rule if rule is not None else cited(code),
                    subject=subject, partitions=inv.partitions, partition_count=inv.partition_count,
                    evidence=tuple(evidence))
 
