@@ -44,6 +44,7 @@ from schemaguard.model import (
     VariantType,
     VoidType,
     canonical_json,
+    new_field,
     visit,
 )
 from schemaguard.paths import ELEMENT, KEY, VALUE, join
@@ -111,20 +112,20 @@ def _field(doc: Any, parent: str) -> Field:
         raise SparkSchemaError(f"{parent or 'schema'}: a Spark field needs name and type")
     name = str(doc["name"])
     path = join(parent, name)
-    meta = dict(doc.get("metadata") or {})
+    fid, metadata = _field_metadata(doc.get("metadata"), path) if doc.get("metadata") else (None, ())
+    # by its slots (a Delta log's schema may hold tens of thousands of fields, most without metadata)
+    return new_field(name, spark_type_to_model(doc["type"], path), bool(doc.get("nullable", True)), fid,
+                     metadata=metadata)
+
+
+def _field_metadata(raw: Any, path: str) -> tuple[int | None, tuple[tuple[str, str], ...]]:
+    """A Spark field's metadata: its Parquet field id, and the rest as sorted pairs of text."""
+    meta = dict(raw)
     fid = meta.pop(FIELD_ID_KEY, None)
     if fid is not None and (type(fid) is not int or not -2**31 <= fid < 2**31):
         raise SparkSchemaError(f"{path}: {FIELD_ID_KEY} must be a whole number that fits a Parquet field id "
                                f"(32 bits), not {fid!r}")
-    return Field(
-        name=name,
-        type=spark_type_to_model(doc["type"], path),
-        nullable=bool(doc.get("nullable", True)),
-        id=fid,
-        metadata=tuple(sorted(
-            (k, v if isinstance(v, str) else canonical_json(v)) for k, v in meta.items()
-        )),
-    )
+    return fid, tuple(sorted((k, v if isinstance(v, str) else canonical_json(v)) for k, v in meta.items()))
 
 
 def schema_from_spark_json(text: str) -> Schema:

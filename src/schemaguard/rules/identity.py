@@ -75,9 +75,13 @@ def match_fields(
         for ri, r in enumerate(reader):
             if ri in found:
                 continue
-            queues = [free[k] for k in reader_keys(r) if free.get(k)]
-            if queues:
-                wi = min(queues, key=lambda q: q[0]).popleft()
+            first: deque[int] | None = None  # the queue of the earliest untaken match
+            for k in reader_keys(r):
+                q = free.get(k)
+                if q and (first is None or q[0] < first[0]):
+                    first = q
+            if first is not None:
+                wi = first.popleft()
                 found[ri] = (wi, how)
                 taken.add(wi)
     pairs = [Pair(writer[found[ri][0]], r, found[ri][1]) if ri in found else Pair(None, r, None)
