@@ -63,6 +63,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from schemaguard.formats.notation import describe
 from schemaguard.model import (
@@ -163,13 +164,12 @@ class _Siblings:
     old_named: dict[str, Field]  # the first old field of each name
 
 
-@dataclass(frozen=True, slots=True)
-class _Pair:
+class _Pair(NamedTuple):  # a tuple: a diff pairs every field of both sides
     writer: Field | None
     reader: Field | None
     how: How | None
     siblings: _Siblings
-    index: int  # the reader field's place among its siblings (pairs come in reader order)
+    place: int  # the reader field's place among its siblings (pairs come in reader order)
 
 
 class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
@@ -207,7 +207,7 @@ class _Diff(PartnerVisitor[_Pair, _Ops, list[Operation]]):
     def reader_only(self, reader: Field, pair: _Pair, paths: Paths) -> list[Operation]:
         s = pair.siblings
         return [_added(paths.reader, reader),
-                *_suggested_rename(paths, reader, pair.index, s.old, s.dropped)]
+                *_suggested_rename(paths, reader, pair.place, s.old, s.dropped)]
 
     def struct(self, writer: StructType, reader: StructType, paths: Paths,
                fields: Sequence[list[Operation]]) -> _Ops:

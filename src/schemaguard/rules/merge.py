@@ -54,6 +54,7 @@ from schemaguard.model import (
     StructType,
     TimestampType,
     VoidType,
+    new_field,
     transform,
     visit_with_partner,
     walk,
@@ -219,8 +220,7 @@ def _without(schema: Schema, gone: set[str]) -> Schema:
 # (the data) the writer, so that "R reads W" is "the merge of R with W succeeds".
 
 
-@dataclass(frozen=True, slots=True)
-class _Pair:
+class _Pair(NamedTuple):  # a tuple: a merge pairs every field of both sides
     writer: Field | None  # right
     reader: Field | None  # left
 
@@ -275,7 +275,7 @@ class _SparkMerge(_Merge):
         return name if self.o.case_sensitive else name.lower()
 
     def field(self, writer: Field, reader: Field, pair: _Pair, paths: Paths, type_result: DataType) -> Field:
-        return Field(reader.name, type_result, reader.nullable or writer.nullable, reader.id)
+        return new_field(reader.name, type_result, reader.nullable or writer.nullable, reader.id)
 
     def list(self, writer: ListType, reader: ListType, paths: Paths, element: DataType) -> DataType:
         return ListType(element, reader.element_nullable or writer.element_nullable)
