@@ -280,6 +280,8 @@ def make_metadata(meta: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
 T = TypeVar("T")  # what a type (and a schema) becomes
 F = TypeVar("F")  # what a field becomes
 Leaf = PrimitiveType | EnumType  # the types without children
+_PRIMITIVES = frozenset(PrimitiveType.__args__)
+_LEAVES = frozenset(Leaf.__args__)
 Container = StructType | ListType | MapType  # the types with children
 
 
@@ -341,6 +343,8 @@ def _visit_field(f: Field, path: str, v: SchemaVisitor[T, F]) -> F:
 
 
 def _visit_type(t: DataType, path: str, v: SchemaVisitor[T, F]) -> T:
+    if type(t) in _PRIMITIVES:  # most nodes: one set lookup, not four isinstance tests
+        return v.primitive(t, path)  # type: ignore[arg-type]
     if isinstance(t, StructType):
         return v.struct(t, path, _visit_fields(t.fields, path, v))
     if isinstance(t, ListType):
@@ -509,6 +513,8 @@ def _visit_field_pair(pair: P, parent: Paths, v: PartnerVisitor[P, T, F]) -> F:
 
 
 def _visit_pair(w: DataType, r: DataType, paths: Paths, v: PartnerVisitor[P, T, F]) -> T:
+    if type(w) in _LEAVES and type(r) in _LEAVES:  # most pairs: two set lookups, not eight tests
+        return v.leaf(w, r, paths)  # type: ignore[arg-type]
     if isinstance(w, StructType) and isinstance(r, StructType):
         return v.struct(w, r, paths, _visit_pairs(w.fields, r.fields, paths, v))
     if isinstance(w, ListType) and isinstance(r, ListType):

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from itertools import islice
+from typing import Any
 
 from schemaguard.formats.notation import describe
 from schemaguard.formats.parquet import FileFooter, FooterSchema, ParquetColumn, annotation
@@ -174,15 +175,21 @@ def _compute_leaf_texts(footer: FooterSchema) -> _Texts:
     types = leaves(footer.schema)
     signed: dict[str, str] = {}
     plain: dict[str, str] = {}
-    named: dict[DataType, str] = {}  # each distinct leaf type described once: most columns share a few
+    told: dict[tuple[Any, ...], tuple[str, str]] = {}  # each distinct leaf spelt once: columns share a few
     for c in footer.columns:
         if c.path not in plain:
             t, nullable = types[c.path]
-            text = named.get(t) or named.setdefault(t, describe(t))
-            layout = _layout(c)
-            plain[c.path] = f"{text} [{layout}]"
-            signed[c.path] = f"{text} not null [{layout}]" if nullable is False else plain[c.path]
+            key = (t, nullable, c[2:8], c.container)  # the type, and the layout's fields (`_layout`)
+            texts = told.get(key) or told.setdefault(key, _texts(t, nullable, c))
+            signed[c.path], plain[c.path] = texts
     return signed, plain
+
+
+def _texts(t: DataType, nullable: bool | None, c: ParquetColumn) -> tuple[str, str]:
+    """A leaf's line with its nullability and without."""
+    text, layout = describe(t), _layout(c)
+    plain = f"{text} [{layout}]"
+    return (f"{text} not null [{layout}]" if nullable is False else plain), plain
 
 
 def _layout(c: ParquetColumn) -> str:
