@@ -12,6 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar, overload
 
 from schemaguard.paths import ELEMENT, KEY, VALUE, join, parts, segment
@@ -570,12 +571,15 @@ class _Preorder(SchemaVisitor[_Nodes, _Nodes]):
         return []
 
 
+_NODE, _FIELD, _FIELD_AT = itemgetter(0, 1, 2), itemgetter(0, 3), itemgetter(3)  # of `_Nodes` entries
+
+
 def _walked(schema: Schema) -> None:
     """Walk a schema once and keep its nodes and fields on it (see `Schema`)."""
     if schema._nodes is None:
         nodes: _Nodes = visit(schema, _Preorder())
-        object.__setattr__(schema, "_nodes", tuple((p, t, n) for p, t, n, _ in nodes))
-        object.__setattr__(schema, "_fields", tuple((p, f) for p, _, _, f in nodes if f is not None))
+        object.__setattr__(schema, "_nodes", tuple(map(_NODE, nodes)))  # C loops: a node is walked often
+        object.__setattr__(schema, "_fields", tuple(map(_FIELD, filter(_FIELD_AT, nodes))))
 
 
 def walk(schema: Schema) -> Iterator[tuple[str, DataType, bool]]:
@@ -596,4 +600,4 @@ def is_nested(t: DataType) -> bool:
 
 def leaves(schema: Schema) -> dict[str, tuple[DataType, bool]]:
     """Leaf paths (non-nested nodes) mapped to (type, nullable)."""
-    return {p: (t, n) for p, t, n in walk(schema) if not is_nested(t)}
+    return {p: (t, n) for p, t, n in walk(schema) if type(t) in _LEAVES}

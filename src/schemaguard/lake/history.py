@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from itertools import islice
+from itertools import count, islice
 from typing import Any
 
 from schemaguard.formats.notation import describe
@@ -208,7 +208,8 @@ def column_changes(before: FooterSchema, after: FooterSchema) -> list[ColumnChan
     """Leaves that appear, disappear or change (type, nullability or layout) between versions."""
     a, b = leaf_signature(before), leaf_signature(after)
     changed = {p for p, _ in a.items() ^ b.items()}  # set operations in C: most leaves agree
-    changes = [ColumnChange(p, a.get(p), b.get(p)) for p in {**a, **b} if p in changed] if changed else []
+    place = dict(zip({**a, **b}, count()))  # a's leaves, then b's new ones
+    changes = [ColumnChange(p, a.get(p), b.get(p)) for p in sorted(changed, key=place.__getitem__)]
     if before.spark_schema_json != after.spark_schema_json and not changes:
         changes.append(ColumnChange("(Spark footer schema)", "differs", "differs"))
     return changes
