@@ -383,14 +383,16 @@ def _actions_file(filesystem: pafs.FileSystem, path: str, shown: str) -> list[di
 
 def _file(add: dict[str, Any], added_in: int | None) -> DeltaFile:
     """An `add` action as a snapshot file (pyarrow reads a checkpoint's maps as lists of pairs)."""
-    values = dict(add.get("partitionValues") or {})
+    values = add.get("partitionValues") or {}
     stats = add.get("stats")
     when = add.get("modificationTime")
     path = add["path"]
-    return DeltaFile(unquote(path) if "%" in path else path, tuple(sorted(values.items())),
-                     int(add.get("size") or 0),
-                     when / 1000 if isinstance(when, int) else None, added_in,
-                     stats if isinstance(stats, str) else None, bool(add.get("deletionVector")))
+    # past the NamedTuple's slower constructor: a snapshot has one per data file
+    return tuple.__new__(DeltaFile, (
+        unquote(path) if "%" in path else path,
+        tuple(sorted((values if type(values) is dict else dict(values)).items())), int(add.get("size") or 0),
+        when / 1000 if isinstance(when, int) else None, added_in, stats if isinstance(stats, str) else None,
+        bool(add.get("deletionVector"))))
 
 
 def _delta_schema(meta: dict[str, Any], shown: str) -> Schema:
