@@ -17,6 +17,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -337,8 +338,11 @@ def _children(folder: str, inside: Inside) -> list[tuple[Entry, Inside | None]]:
                           None))
         else:
             found.append((spark_order_key(child.name), Entry(child.path, "other", None, None), None))
-    found.sort(key=lambda f: f[0])
+    found.sort(key=_FIRST)
     return [(entry, walk) for _, entry, walk in found]
+
+
+_FIRST = itemgetter(0)
 
 
 def _leads_back(target: os.stat_result, inside: Inside) -> bool:
@@ -362,6 +366,7 @@ def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Iterable[E
     """Entries given in Spark's order (a directory before what it holds) made a listing."""
     prefix = root.rstrip("/") + "/"
     files = DataFiles()
+    add = files.add  # once: a listing adds a million
     ignored: list[Ignored] = []
     checksums: dict[str, int] = {}
     dirs: dict[str, _Dir] = {"": _Dir(False, ())}
@@ -392,7 +397,7 @@ def _classify(root: str, filesystem: pafs.FileSystem | None, entries: Iterable[E
                 checksums[_sidecar_target(rel)] = e.size or 0
             ignored.append(Ignored(rel, reason))
             continue
-        files.add(path, rel, e.size or 0, _mtime(e.mtime_ns), where.partition)
+        add(path, rel, e.size or 0, _mtime(e.mtime_ns), where.partition)
     # Spark sorts leaves by path ("the first file" means this order); entries came sorted that way.
     stale = tuple(
         Ignored(f.rel, "stale .crc sidecar: Hadoop's checksum layer will fail reading this file")

@@ -112,19 +112,19 @@ def build_history(footers: Sequence[FileFooter], commits: str | None = None) -> 
             seen = [_iso(t) for t in exact] if exact else []
         parts = sorted({partition_dir(partitions[c]) for c in codes} - {""})
         span = (min(seen, default=""), max(seen, default=""), *(exact or (0.0, 0.0)))
-        first_file = min(spark_order_key(store.rel(i)) for i in positions)
-        drafts.append((span, first_file, fp, store.footer(positions[0]), _by_rel(store, positions), parts))
-    # Versions seen over the same span are ordered as Spark lists their first files, never by hash.
-    drafts.sort(key=lambda d: (d[0], d[1]))
-    subsets = [Subset(store, d[4]) for d in drafts]
+        drafts.append((span, fp, store.footer(positions[0]), _by_rel(store, positions), parts))
+    # Versions seen over the same span are ordered as Spark lists their first files, never by hash
+    # (looked for only where spans tie: it reads every path of the version).
+    spans = Counter(d[0] for d in drafts)
+    drafts.sort(key=lambda d: (d[0], _first_file(store, d[3]) if spans[d[0]] > 1 else b""))
+    subsets = [Subset(store, d[3]) for d in drafts]
     versions = tuple(
         SchemaVersion(i + 1, fp, footer, files, tuple(parts), sum(map(store.rows, files.positions)),
                       span[0] or None, span[1] or None, tuple(islice(files.rels(), SAMPLE)))
-        for i, ((span, _, fp, footer, _, parts), files) in enumerate(zip(drafts, subsets, strict=True))
+        for i, ((span, fp, footer, _, parts), files) in enumerate(zip(drafts, subsets, strict=True))
     )
     if date_col:
         return History(versions, f"partition {date_col}")
-    spans = Counter(d[0] for d in drafts)
     tied = [f"v{v.number}" for v, d in zip(versions, drafts, strict=True) if spans[d[0]] > 1]
     note = (f" ({', '.join(tied)} share their first and last times, so they follow the order Spark lists "
             "their first files in)" if tied else "")
@@ -134,6 +134,11 @@ def build_history(footers: Sequence[FileFooter], commits: str | None = None) -> 
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+
+def _first_file(store: Footers, positions: array[int]) -> bytes:
+    """The Spark order key of the file Spark lists first among some (UTF-16 order, not Python's)."""
+    return min(map(spark_order_key, map(store.rel, positions)))
 
 
 def _by_rel(store: Footers, positions: array[int]) -> array[int]:
