@@ -479,16 +479,16 @@ def merge_conflicts(table: TableRead, _: object = None) -> list[Finding]:
                               "spark-merge").conflicts  # the gate's merge, without the rest of its report
     if not conflicts:
         return []
-    held = [(v, _held(v.footer), leaf_layouts(v.footer)) for v in table.versions]
+    held = [(v, f"v{v.number}", _held(v.footer), leaf_layouts(v.footer)) for v in table.versions]
     found, of = [], Involvement()
     for c in conflicts:
         key = c.path.lower()
-        vs = [(v, layouts.get(nodes[key][0]) or describe(nodes[key][1]))
-              for v, nodes, layouts in held if key in nodes]
+        vs = [(v, label, layouts.get(nodes[key][0]) or describe(nodes[key][1]))
+              for v, label, nodes, layouts in held if key in nodes]
         found.append(finding(
             FindingCode.SPARK_MERGE_CONFLICT,
             f"spark.read.option('mergeSchema', 'true') fails on this table: {c.message}",
-            [v for v, _ in vs], c.path, [(f"v{v.number}", text) for v, text in vs],
+            [v for v, _, _ in vs], c.path, [(label, text) for _, label, text in vs],
             rule=f"{c.rule.id} ({c.rule.source})", of=of))
     return found
 
