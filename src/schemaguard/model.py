@@ -281,8 +281,8 @@ def make_metadata(meta: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
 T = TypeVar("T")  # what a type (and a schema) becomes
 F = TypeVar("F")  # what a field becomes
 Leaf = PrimitiveType | EnumType  # the types without children
-_PRIMITIVES = frozenset(PrimitiveType.__args__)
-_LEAVES = frozenset(Leaf.__args__)
+_PRIMITIVES, _LEAVES = frozenset(PrimitiveType.__args__), frozenset(Leaf.__args__)  # told by class alone
+_NODE, _FIELD, _FIELD_AT = itemgetter(0, 1, 2), itemgetter(0, 3), itemgetter(3)  # of the walk's entries
 Container = StructType | ListType | MapType  # the types with children
 
 
@@ -569,9 +569,6 @@ class _Preorder(SchemaVisitor[_Nodes, _Nodes]):
 
     def primitive(self, t: PrimitiveType, path: str) -> _Nodes:
         return []
-
-
-_NODE, _FIELD, _FIELD_AT = itemgetter(0, 1, 2), itemgetter(0, 3), itemgetter(3)  # of `_Nodes` entries
 
 
 def _walked(schema: Schema) -> None:
