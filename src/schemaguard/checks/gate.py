@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from schemaguard.acyclic import acyclic
 from schemaguard.base import Conflict, Options, Problem, ProblemCode, Rule, errors
@@ -304,8 +304,7 @@ def _side(type_: str, indexes: list[int], sources: list[_Source]) -> Side:
 # --- the schema without merge ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Node:
+class _Node(NamedTuple):  # a tuple: one a node of every version
     path: str
     parent: str | None  # lower-cased parent path; None at the top level
     struct_field: bool  # a field of a struct (or the top level), not a list element or map key/value
@@ -322,14 +321,18 @@ def _nodes(schema: Schema) -> dict[str, _Node]:
     for path, t, _ in walk(schema):  # parents before children
         key = path.lower()
         parent, struct_field = above[path]
-        out.setdefault(key, _Node(path, parent, struct_field, _kind(t), _spark_text(t), describe(t)))
-        for suffix, _child, _ in child_nodes(t):
+        kind = _kind(t)
+        out.setdefault(key, _Node(path, parent, struct_field, kind, _spark_text(t), describe(t)))
+        for suffix, _child, _ in child_nodes(t) if kind is not None else ():
             above[path + suffix] = (key, suffix.startswith("."))
     return out
 
 
+_KINDS: dict[type, str] = {StructType: "struct", ListType: "list", MapType: "map"}
+
+
 def _kind(t: DataType) -> str | None:
-    return {StructType: "struct", ListType: "list", MapType: "map"}.get(type(t))
+    return _KINDS.get(type(t))
 
 
 def _spark_text(t: DataType) -> str:

@@ -8,7 +8,6 @@ May import: errors, names, model, base. Must not: judge a pair of schemas (`rule
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import overload
 
 from schemaguard.base import PS, Rule
@@ -34,6 +33,7 @@ from schemaguard.model import (
     TimestampType,
     TimeType,
     UuidType,
+    new_field,
     transform,
 )
 
@@ -123,7 +123,9 @@ class _AsNullable(SchemaTransform):
     """Spark's `DataType.asNullable`: every field, list element and map value nullable."""
 
     def field(self, f: Field, path: str, type_result: DataType) -> Field:
-        return replace(f, type=type_result, nullable=True)
+        if f.nullable and type_result is f.type:
+            return f
+        return new_field(f.name, type_result, True, f.id, f.default_json, f.aliases, f.metadata)
 
     def list(self, t: ListType, path: str, element: DataType) -> DataType:
         return ListType(element, True)

@@ -230,6 +230,7 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
         self.unbound: set[int] = set()  # reader fields (by identity) whose data is there without their id
         self.ambiguous: dict[int, list[str]] = {}  # reader fields (by identity) -> the data's spellings
         self.misbound: set[int] = set()  # reader fields (by identity) bound by position to a moved column
+        self.hits: dict[tuple[DataType, DataType], Promotion | None] = {}  # per type pair: see `_primitive`
 
     def schema(self, writer: Schema, reader: Schema, fields: Sequence[Problems]) -> Problems:
         problems = self.struct(StructType(writer.fields), StructType(reader.fields), TOP, fields)
@@ -323,7 +324,8 @@ class _Read(PartnerVisitor[Pair, Problems, Problems]):
 
     def leaf(self, writer: Leaf, reader: Leaf, paths: Paths) -> Problems:
         void = _void(writer, reader, paths.reader, self.table)
-        return void if void is not None else _primitive(writer, reader, paths.reader, self.table, self.o)
+        return void if void is not None else _primitive(writer, reader, paths.reader, self.table, self.o,
+                                                        self.hits)
 
     def _nullability(self, w_null: bool, r_null: bool, path: str, what: str) -> Problems:
         tighten = self.table.tighten
@@ -348,6 +350,19 @@ def _has_ids(schema: Schema) -> bool:
     return any(f.id is not None for _, f in fields_of(schema))
 
 
+_UNSEEN = Promotion(Rule("", "", ""), lambda w, r, o: False)  # no row looked up yet
+
+
+def _promotion(w: DataType, wv: DataType | str, rv: DataType, table: Table, o: Options) -> Promotion | None:
+    """The first row of the reader's table that reads `w` (seen as `wv`) as `rv`, if any."""
+    promotions = table.rows if table.rows is not None and not o.vectorized_reader else table.promotions
+    if table.promotions_need_type_widening and not o.type_widening:
+        return None
+    # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
+    return next((p for p in promotions if (p.raw and p.test(w, rv, o))
+                 or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
+
+
 def _void(w: DataType, r: DataType, path: str, table: Table) -> Problems | None:
     """A void column on one side only, for a profile that reads through Spark (None otherwise)."""
     if not table.spark_void or isinstance(w, VoidType) == isinstance(r, VoidType):
@@ -359,19 +374,19 @@ def _void(w: DataType, r: DataType, path: str, table: Table) -> Problems | None:
                     f"the reader: {VOID_READER.text}", VOID_READER)]
 
 
-def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options) -> list[Problem]:
+def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options,
+               hits: dict[tuple[DataType, DataType], Promotion | None]) -> list[Problem]:
+    """A leaf read as another: the promotion row that reads it, looked up once per pair of types in
+    `hits` (one reader's table and options: 20,000 columns widened alike search it once)."""
     wv, rv = table.view(w), table.view(r)
     if isinstance(rv, str):
         return [Problem(path, ProblemCode.UNREADABLE_TYPE, f"`{path}` is declared {describe(r)}: {rv}",
                         SPARK_ILLEGAL)]
     if wv == rv:
         return []
-    promotions = table.rows if table.rows is not None and not o.vectorized_reader else table.promotions
-    if table.promotions_need_type_widening and not o.type_widening:
-        promotions = ()
-    # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
-    hit = next((p for p in promotions if (p.raw and p.test(w, rv, o))
-                or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
+    hit = hits.get((w, r), _UNSEEN)
+    if hit is _UNSEEN:
+        hit = hits[w, r] = _promotion(w, wv, rv, table, o)
     if hit is not None and hit.refused:
         return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(w)} in the data and "
                         f"{describe(r)} to the reader: {hit.rule.text}", hit.rule)]
