@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import schemaguard as sg
-from schemaguard.acyclic import acyclic
+from schemaguard.acyclic import acyclic, freezing_stages
 
 
 @pytest.fixture
@@ -52,29 +52,40 @@ def test_a_scan_and_a_gate_leave_the_callers_collector_as_it_was(collector: None
     assert (gc.isenabled(), gc.get_threshold()) == (True, (700, 10, 10))
 
 
-def test_in_the_command_lines_process_what_a_stage_leaves_is_frozen(collector: None,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only where the command line asked (its own process): objects alive as a stage ends are out of
-    the collector's sight, and refcounting still frees them."""
+def test_inside_freezing_stages_what_a_stage_leaves_is_frozen_and_only_there(collector: None) -> None:
+    """Only where a command that owns its process asked (`scan`, `gate`): objects alive as a stage
+    ends are out of the collector's sight, and refcounting still frees them; before and after,
+    nothing is frozen."""
     import weakref
-
-    from schemaguard import acyclic as module
 
     class Kept:
         pass
 
-    monkeypatch.setattr(module, "_freezing", False)  # as in a caller's process (tests may run the CLI here)
     gc.unfreeze()
-    with acyclic():
-        kept = Kept()
-    assert gc.get_freeze_count() == 0  # nothing frozen
-    monkeypatch.setattr(module, "_freezing", True)
     try:
         with acyclic():
             kept = Kept()
-        assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() == 0  # a caller's process: nothing frozen
+        with freezing_stages():
+            with acyclic():
+                kept = Kept()
+            assert gc.get_freeze_count() > 0
         gone = weakref.ref(kept)
         del kept
         assert gone() is None
+        gc.unfreeze()
+        with acyclic():
+            Kept()
+        assert gc.get_freeze_count() == 0  # as it was after
     finally:
         gc.unfreeze()
+
+
+def test_the_command_lines_scan_freezes_only_while_it_runs(collector: None, lake: Path) -> None:
+    """`schemaguard scan` run in this process (as the fast tests run it) leaves no freezing behind."""
+    from schemaguard import acyclic as module
+    from tests.helpers import run_here
+
+    run_here("scan", str(lake / "orders"), "--format", "json")
+    assert module._freezing is False
+    gc.unfreeze()

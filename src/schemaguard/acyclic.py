@@ -9,7 +9,7 @@ switched off: a caller's setting (a notebook's, a job's) is back as it was when 
 and whatever cycles a library made meanwhile are collected then. The command line's `scan` and
 `gate` (one table read and reported in a process of their own, no data proofs, whose Great
 Expectations cycles a freeze would keep) also have each stage's objects frozen out of the
-collector's sight as the stage ends (`freeze_after_stages`): a tenth of those two scans again
+collector's sight as the stage ends (`freezing_stages`): a tenth of those two scans again
 (docs/benchmarks.md).
 
 May import: nothing of the package.
@@ -21,16 +21,22 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_freezing = False  # set once by the command line, for its own process
+_freezing = False  # inside `freezing_stages`
 
 
-def freeze_after_stages() -> None:
-    """For a process that owns its collector (the command line's, never a caller's): as each stage
-    ends, every object then alive is moved out of the collector's sight (`gc.freeze`), so that
-    the footers, versions and findings are never walked again; refcounting still frees them. A
-    cycle already garbage then stays until the process ends."""
+@contextmanager
+def freezing_stages() -> Iterator[None]:
+    """For a command that owns its process's collector (the command line's, never a caller's):
+    inside, as each stage ends, every object then alive is moved out of the collector's sight
+    (`gc.freeze`), so that the footers, versions and findings are never walked again; refcounting
+    still frees them. A cycle already garbage then stays until the process ends. As it was after
+    (a test running the command line in its own process goes on unfrozen)."""
     global _freezing
-    _freezing = True
+    was, _freezing = _freezing, True
+    try:
+        yield
+    finally:
+        _freezing = was
 
 
 @contextmanager

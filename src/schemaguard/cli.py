@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import UsageError as ClickUsageError  # typer's own click
 
-from schemaguard.acyclic import freeze_after_stages
+from schemaguard.acyclic import freezing_stages
 from schemaguard.cli_input import (
     AllowQuietOption,
     CaseSensitiveOption,
@@ -102,11 +102,11 @@ def scan(
     logical name."""
     from schemaguard import api
 
-    freeze_after_stages()
-    result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
-                      timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
-                      catalog_uri=catalog_uri, max_files=max_files, progress=bars(output))
-    show_scan(result, output)
+    with freezing_stages():
+        result = api.scan(path, engine=engine.value, format_hint=format_hint, version=version,
+                          timestamp=timestamp, include_unreferenced=include_unreferenced, catalog=catalog,
+                          catalog_uri=catalog_uri, max_files=max_files, progress=bars(output))
+        show_scan(result, output)
 
 
 @app.command()
@@ -240,9 +240,9 @@ def gate(
     columns conflict, and what a read without it silently loses. Exit 0 safe, 1 not."""
     from schemaguard import api
 
-    freeze_after_stages()
-    result = api.gate(path, allow_quiet=allow_quiet, progress=bars(output))
-    show_gate(result, output)
+    with freezing_stages():
+        result = api.gate(path, allow_quiet=allow_quiet, progress=bars(output))
+        show_gate(result, output)
     raise typer.Exit(result.exit_code)
 
 
