@@ -304,7 +304,7 @@ def _side(type_: str, indexes: list[int], sources: list[_Source]) -> Side:
 # --- the schema without merge ------------------------------------------------------------------
 
 
-class _Node(NamedTuple):  # a tuple: one a node of every version
+class _Node(NamedTuple):  # a tuple: one per node of every version
     path: str
     parent: str | None  # lower-cased parent path; None at the top level
     struct_field: bool  # a field of a struct (or the top level), not a list element or map key/value

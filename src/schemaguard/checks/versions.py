@@ -79,6 +79,7 @@ class _Drift(NamedTuple):
 
 
 def _drift(layouts: dict[str, list[SchemaVersion]]) -> _Drift:
+    """What a drift says of its versions, from each layout's versions."""
     vs = by_number(layouts.values())
     by_version = {v.number: layout for layout, group in layouts.items() for v in group}
     return _Drift(vs, "; ".join(f"{named(group)}: {layout}" for layout, group in layouts.items()),
