@@ -112,7 +112,8 @@ def _field(doc: Any, parent: str) -> Field:
         raise SparkSchemaError(f"{parent or 'schema'}: a Spark field needs name and type")
     name = str(doc["name"])
     path = join(parent, name)
-    fid, metadata = _field_metadata(doc.get("metadata"), path) if doc.get("metadata") else (None, ())
+    raw = doc.get("metadata")
+    fid, metadata = _field_metadata(raw, path) if raw else (None, ())
     # by its slots (a Delta log's schema may hold tens of thousands of fields, most without metadata)
     return new_field(name, spark_type_to_model(doc["type"], path), bool(doc.get("nullable", True)), fid,
                      metadata=metadata)

@@ -184,7 +184,8 @@ def _compute_leaf_texts(footer: FooterSchema) -> _Texts:
     for c in footer.columns:
         if c.path not in plain:
             t, nullable = types[c.path]
-            key = (t, nullable, c[2:8], c.container)  # the type, and the layout's fields (`_layout`)
+            key = (t, nullable, c.physical_type, c.type_length, c.logical_type, c.converted_type,
+                   c.container)  # the type, and the fields `_layout` spells
             texts = told.get(key) or told.setdefault(key, _texts(t, nullable, c))
             signed[c.path], plain[c.path] = texts
     return signed, plain

@@ -350,14 +350,11 @@ def _has_ids(schema: Schema) -> bool:
     return any(f.id is not None for _, f in fields_of(schema))
 
 
-_UNSEEN = Promotion(Rule("", "", ""), lambda w, r, o: False)  # no row looked up yet
-
-
 def _promotion(w: DataType, wv: DataType | str, rv: DataType, table: Table, o: Options) -> Promotion | None:
     """The first row of the reader's table that reads `w` (seen as `wv`) as `rv`, if any."""
-    promotions = table.rows if table.rows is not None and not o.vectorized_reader else table.promotions
     if table.promotions_need_type_widening and not o.type_widening:
         return None
+    promotions = table.rows if table.rows is not None and not o.vectorized_reader else table.promotions
     # a raw promotion may read what the reader cannot infer (a declared UUID read as binary)
     return next((p for p in promotions if (p.raw and p.test(w, rv, o))
                  or (not p.raw and not isinstance(wv, str) and p.test(wv, rv, o))), None)
@@ -384,9 +381,9 @@ def _primitive(w: DataType, r: DataType, path: str, table: Table, o: Options,
                         SPARK_ILLEGAL)]
     if wv == rv:
         return []
-    hit = hits.get((w, r), _UNSEEN)
-    if hit is _UNSEEN:
-        hit = hits[w, r] = _promotion(w, wv, rv, table, o)
+    if (w, r) not in hits:
+        hits[w, r] = _promotion(w, wv, rv, table, o)
+    hit = hits[w, r]
     if hit is not None and hit.refused:
         return [Problem(path, ProblemCode.TYPE_MISMATCH, f"`{path}` is {describe(w)} in the data and "
                         f"{describe(r)} to the reader: {hit.rule.text}", hit.rule)]
